@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Fuzz targets for the property-list readers, kept out of the main build: they only build with
+// `--sanitize=fuzzer`, which links libFuzzer's own `main`. See README.md.
+let package = Package(
+  name: "ResumeDataKitFuzz",
+  dependencies: [
+    .package(name: "ResumeDataKit", path: "..")
+  ],
+  targets: [
+    .target(
+      name: "FuzzCommon",
+      dependencies: [.product(name: "PropertyList", package: "ResumeDataKit")]
+    ),
+    .executableTarget(
+      name: "FuzzBinaryPlist",
+      dependencies: ["FuzzCommon"]
+    ),
+    .executableTarget(
+      name: "FuzzXMLPlist",
+      dependencies: ["FuzzCommon"]
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

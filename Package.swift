@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers point one way: bytes → PropertyList → (KeyedArchive → ResumeData → Downloader) → CLI.
+let package = Package(
+  name: "ResumeDataKit",
+  products: [
+    .library(name: "PropertyList", targets: ["PropertyList"]),
+    .library(name: "ResumeDataCLI", targets: ["ResumeDataCLI"]),
+    .executable(name: "resumedata", targets: ["resumedata"]),
+    .executable(name: "resumedata-bench", targets: ["resumedata-bench"]),
+  ],
+  targets: [
+    // libxml2 only links through this target; no Swift code imports its headers (they clash with
+    // Foundation's ICU module on Debian), so the C shim below is the one place that includes them.
+    .systemLibrary(
+      name: "CLibXML2",
+      pkgConfig: "libxml-2.0",
+      providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
+    ),
+    .target(
+      name: "CXMLShim",
+      dependencies: ["CLibXML2"]
+    ),
+    .target(
+      name: "PropertyList",
+      dependencies: ["CXMLShim"]
+    ),
+    .target(
+      name: "ResumeDataCLI",
+      dependencies: ["PropertyList"]
+    ),
+    .executableTarget(
+      name: "resumedata",
+      dependencies: ["ResumeDataCLI"]
+    ),
+    .executableTarget(
+      name: "resumedata-bench",
+      dependencies: ["PropertyList"],
+      path: "Benchmarks/resumedata-bench"
+    ),
+    .testTarget(
+      name: "PropertyListTests",
+      dependencies: ["PropertyList"]
+    ),
+    .testTarget(
+      name: "ResumeDataCLITests",
+      dependencies: ["ResumeDataCLI", "PropertyList"]
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,249 @@
+// The one place that includes libxml2: a streaming SAX2 parse that hands element events and UTF-8 text
+// to the callbacks in CXMLShim.h, with every feature that could reach outside the input switched off.
+
+#include "CXMLShim.h"
+
+#include <libxml/parser.h>
+#include <libxml/parserInternals.h>
+#include <libxml/xmlerror.h>
+#include <libxml/xmlversion.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+// Apple's readers accept 512 nested containers inside <plist>; libxml2 2.9 refuses more than 256 open
+// elements unless XML_PARSE_HUGE, which would also lift every other size limit. Raising only the depth
+// bound keeps the rest. The Swift reader enforces its own, usually tighter, depth limit first.
+const int cxml_shim_max_element_depth = 4096;
+
+static pthread_once_t shim_once = PTHREAD_ONCE_INIT;
+
+static void shim_initialize(void) {
+  // xmlInitParser is not safe to race with parses on other threads, so it runs exactly once.
+  xmlInitParser();
+  if (xmlParserMaxDepth < (unsigned int)cxml_shim_max_element_depth) {
+    xmlParserMaxDepth = (unsigned int)cxml_shim_max_element_depth;
+  }
+}
+
+typedef struct ShimState {
+  xmlParserCtxtPtr parser;
+  const CXMLShimHandlers *handlers;
+  void *context;
+  int failed;
+} ShimState;
+
+static int shim_line(const ShimState *state) {
+  if (state->parser->input == NULL) return 0;
+  return state->parser->input->line;
+}
+
+// Stops callbacks without freeing the input buffer: xmlStopParser releases the input under the parser's
+// feet, which is only safe at points where libxml2 re-checks its state straight after the callback.
+// Clearing disableSAX and moving to EOF makes libxml2's own loops wind down, as after a fatal error.
+static void shim_halt(ShimState *state) {
+  state->failed = 1;
+  state->parser->disableSAX = 1;
+  state->parser->instate = XML_PARSER_EOF;
+}
+
+static void shim_fail(ShimState *state, CXMLShimErrorKind kind, int line, const char *message) {
+  if (state->failed) return;
+  state->handlers->error(state->context, kind, line, message);
+  shim_halt(state);
+}
+
+static CXMLShimTag shim_classify(const xmlChar *prefix, const xmlChar *name) {
+  if (prefix != NULL) return CXMLShimTagUnknown;
+  const char *n = (const char *)name;
+  switch (n[0]) {
+  case 'a':
+    if (strcmp(n, "array") == 0) return CXMLShimTagArray;
+    break;
+  case 'd':
+    if (strcmp(n, "dict") == 0) return CXMLShimTagDict;
+    if (strcmp(n, "data") == 0) return CXMLShimTagData;
+    if (strcmp(n, "date") == 0) return CXMLShimTagDate;
+    break;
+  case 'f':
+    if (strcmp(n, "false") == 0) return CXMLShimTagFalse;
+    break;
+  case 'i':
+    if (strcmp(n, "integer") == 0) return CXMLShimTagInteger;
+    break;
+  case 'k':
+    if (strcmp(n, "key") == 0) return CXMLShimTagKey;
+    break;
+  case 'p':
+    if (strcmp(n, "plist") == 0) return CXMLShimTagPlist;
+    break;
+  case 'r':
+    if (strcmp(n, "real") == 0) return CXMLShimTagReal;
+    break;
+  case 's':
+    if (strcmp(n, "string") == 0) return CXMLShimTagString;
+    break;
+  case 't':
+    if (strcmp(n, "true") == 0) return CXMLShimTagTrue;
+    break;
+  default:
+    break;
+  }
+  return CXMLShimTagUnknown;
+}
+
+static void shim_start_element(void *user, const xmlChar *localname, const xmlChar *prefix,
+                               const xmlChar *URI, int nb_namespaces, const xmlChar **namespaces,
+                               int nb_attributes, int nb_defaulted, const xmlChar **attributes) {
+  (void)URI;
+  (void)nb_namespaces;
+  (void)namespaces;
+  (void)nb_attributes;
+  (void)nb_defaulted;
+  (void)attributes;
+  ShimState *state = user;
+  if (state->failed) return;
+  CXMLShimTag tag = shim_classify(prefix, localname);
+  if (state->handlers->startElement(state->context, tag, (const char *)prefix,
+                                    (const char *)localname, shim_line(state)) != 0) {
+    shim_halt(state);
+  }
+}
+
+static void shim_end_element(void *user, const xmlChar *localname, const xmlChar *prefix,
+                             const xmlChar *URI) {
+  (void)localname;
+  (void)prefix;
+  (void)URI;
+  ShimState *state = user;
+  if (state->failed) return;
+  if (state->handlers->endElement(state->context, shim_line(state)) != 0) shim_halt(state);
+}
+
+static void shim_characters(void *user, const xmlChar *bytes, int length) {
+  ShimState *state = user;
+  if (state->failed || length <= 0) return;
+  if (state->handlers->characters(state->context, bytes, length, shim_line(state)) != 0) {
+    shim_halt(state);
+  }
+}
+
+// A DOCTYPE with an internal subset is the only way to declare entities (external ones that read files,
+// nested ones that expand exponentially), so it is refused before libxml2 reads a single declaration.
+static void shim_internal_subset(void *user, const xmlChar *name, const xmlChar *externalID,
+                                 const xmlChar *systemID) {
+  (void)name;
+  (void)externalID;
+  (void)systemID;
+  ShimState *state = user;
+  if (state->failed) return;
+  xmlParserInputPtr input = state->parser->input;
+  if (input == NULL || input->cur == NULL || input->cur[0] != '[') return;
+  shim_fail(state, CXMLShimErrorKindForbidden, shim_line(state),
+            "a DOCTYPE internal subset is not allowed (it could declare entities)");
+  // Safe here: xmlParseDocTypeDecl checks for EOF straight after this callback returns.
+  xmlStopParser(state->parser);
+}
+
+// libxml2 asks for every entity other than the five predefined ones; none exists, and naming one is
+// refused rather than left as an undefined-entity warning (which libxml2 tolerates after a DOCTYPE).
+static xmlEntityPtr shim_get_entity(void *user, const xmlChar *name) {
+  ShimState *state = user;
+  if (state->failed) return NULL;
+  char message[200];
+  snprintf(message, sizeof message, "entity reference &%.100s; is not allowed (only the five "
+           "predefined entities and character references are)", (const char *)name);
+  shim_fail(state, CXMLShimErrorKindForbidden, shim_line(state), message);
+  return NULL;
+}
+
+// Unreachable while internal subsets are refused; kept so a declaration can never be recorded.
+static void shim_entity_decl(void *user, const xmlChar *name, int type, const xmlChar *publicId,
+                             const xmlChar *systemId, xmlChar *content) {
+  (void)name;
+  (void)type;
+  (void)publicId;
+  (void)systemId;
+  (void)content;
+  ShimState *state = user;
+  shim_fail(state, CXMLShimErrorKindForbidden, shim_line(state),
+            "entity declarations are not allowed");
+}
+
+#if LIBXML_VERSION >= 21200
+static void shim_structured_error(void *user, const xmlError *error) {
+#else
+static void shim_structured_error(void *user, xmlErrorPtr error) {
+#endif
+  ShimState *state = user;
+  if (state == NULL || error == NULL || state->failed) return;
+  // Warnings are not well-formedness errors, and namespace errors (an undeclared prefix) are not errors
+  // in plain XML 1.0, which is all CoreFoundation's reader knows; a prefixed element is still refused
+  // as an unknown tag.
+  if (error->level == XML_ERR_WARNING || error->domain == XML_FROM_NAMESPACE) return;
+  CXMLShimErrorKind kind = CXMLShimErrorKindMalformed;
+  const char *message = error->message != NULL ? error->message : "XML parse error";
+  if (error->code == XML_ERR_UNDECLARED_ENTITY || error->code == XML_WAR_UNDECLARED_ENTITY) {
+    kind = CXMLShimErrorKindForbidden;
+  } else if (error->code == XML_ERR_INTERNAL_ERROR && strstr(message, "depth") != NULL) {
+    // libxml2's own message recommends XML_PARSE_HUGE, which this reader never uses.
+    kind = CXMLShimErrorKindLimitExceeded;
+    message = "elements nested deeper than libxml2's cap of 4096";
+  }
+  shim_fail(state, kind, error->line > 0 ? error->line : shim_line(state), message);
+}
+
+int cxml_shim_parse(const void *bytes, size_t length, const CXMLShimHandlers *handlers,
+                    void *context) {
+  pthread_once(&shim_once, shim_initialize);
+  ShimState state = {NULL, handlers, context, 0};
+
+  if (length > INT_MAX) {
+    handlers->error(context, CXMLShimErrorKindLimitExceeded, 0,
+                    "input is larger than libxml2 can parse (2 GiB)");
+    return 1;
+  }
+  if (bytes == NULL || length == 0) {
+    handlers->error(context, CXMLShimErrorKindMalformed, 1, "Document is empty");
+    return 1;
+  }
+
+  xmlParserCtxtPtr parser = xmlCreateMemoryParserCtxt((const char *)bytes, (int)length);
+  if (parser == NULL) {
+    handlers->error(context, CXMLShimErrorKindMalformed, 1, "could not create an XML parser");
+    return 1;
+  }
+  state.parser = parser;
+
+  // Never NOENT (substitutes entities), DTDLOAD/DTDATTR/DTDVALID (fetch the external DTD), HUGE (lifts
+  // size limits) or RECOVER (accepts broken documents).
+  xmlCtxtUseOptions(parser, XML_PARSE_NONET);
+
+  // Options are applied first because xmlCtxtUseOptions may patch the handler table.
+  xmlSAXHandlerPtr sax = parser->sax;
+  memset(sax, 0, sizeof *sax);
+  sax->initialized = XML_SAX2_MAGIC;
+  sax->startElementNs = shim_start_element;
+  sax->endElementNs = shim_end_element;
+  sax->characters = shim_characters;
+  sax->ignorableWhitespace = shim_characters;
+  sax->cdataBlock = shim_characters;
+  sax->internalSubset = shim_internal_subset;
+  sax->getEntity = shim_get_entity;
+  sax->getParameterEntity = shim_get_entity;
+  sax->entityDecl = shim_entity_decl;
+  // The per-context structured handler receives every parser error with this parse's own state, so
+  // concurrent parses never share error state.
+  sax->serror = shim_structured_error;
+  parser->userData = &state;
+
+  xmlParseDocument(parser);
+
+  if (!state.failed && !parser->wellFormed) {
+    shim_fail(&state, CXMLShimErrorKindMalformed, shim_line(&state), "XML is not well-formed");
+  }
+  int failed = state.failed;
+  xmlFreeParserCtxt(parser);
+  return failed;
+}

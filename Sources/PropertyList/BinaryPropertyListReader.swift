@@ -1,0 +1,549 @@
+import Foundation
+
+/// Reads Apple binary property lists (`bplist00`).
+///
+/// The whole structure is validated before any object is read: the trailer's sizes, counts and table
+/// position must be consistent with the input's length, and every offset-table entry must point into
+/// the object area. Sizes taken from the input are checked for overflow and against the input's
+/// length before anything is allocated, references must be in range, and an object that contains
+/// itself is refused. Every error carries the byte offset at which the problem was found.
+public struct BinaryPropertyListReader: Sendable {
+  /// The bounds the reader enforces.
+  public var limits: PropertyListLimits
+
+  /// Creates a reader.
+  public init(limits: PropertyListLimits = .default) {
+    self.limits = limits
+  }
+
+  /// Reads a binary property list.
+  ///
+  /// - Parameter bytes: the whole input, starting with `bplist0`.
+  /// - Returns: the top-level value.
+  /// - Throws: `PropertyListError` with the byte offset of the problem.
+  public func read(_ bytes: Data) throws -> PropertyListValue {
+    guard bytes.count <= limits.maximumInputSize else {
+      throw PropertyListError(
+        .limitExceeded,
+        "input of \(bytes.count) bytes exceeds the limit of \(limits.maximumInputSize)")
+    }
+    return try bytes.withUnsafeBytes { buffer in
+      var parser = try BinaryParser(buffer, limits: limits)
+      return try parser.readTop()
+    }
+  }
+
+  /// Reads a binary property list from raw bytes.
+  ///
+  /// - Parameter buffer: the whole input, starting with `bplist0`.
+  /// - Returns: the top-level value.
+  /// - Throws: `PropertyListError` with the byte offset of the problem.
+  public func read(_ buffer: UnsafeRawBufferPointer) throws -> PropertyListValue {
+    guard buffer.count <= limits.maximumInputSize else {
+      throw PropertyListError(
+        .limitExceeded,
+        "input of \(buffer.count) bytes exceeds the limit of \(limits.maximumInputSize)")
+    }
+    var parser = try BinaryParser(buffer, limits: limits)
+    return try parser.readTop()
+  }
+}
+
+/// The trailer's fields, as read and validated.
+struct BinaryTrailer {
+  var offsetIntSize: Int
+  var objectRefSize: Int
+  var objectCount: Int
+  var topObject: Int
+  var offsetTableOffset: Int
+}
+
+struct BinaryParser {
+  let bytes: UnsafeRawBufferPointer
+  let limits: PropertyListLimits
+  let trailer: BinaryTrailer
+  // Parsed objects by index, so a shared object is built once (exponential sharing stays linear)
+  // and CoreFoundation's uniquing is mirrored as shared values.
+  var cache: [PropertyListValue?]
+  // Objects whose reading is in progress: meeting one again means the plist contains a cycle.
+  var inProgress: [Bool]
+  // How many values each read object stands for once shared references are expanded, so that a
+  // plist whose objects reference each other exponentially is refused instead of handing callers a
+  // value too large to walk.
+  var expandedSize: [Int]
+  var depth = 0
+  var visited = 0
+
+  init(_ bytes: UnsafeRawBufferPointer, limits: PropertyListLimits) throws {
+    self.bytes = bytes
+    self.limits = limits
+    trailer = try Self.validate(bytes, limits: limits)
+    cache = [PropertyListValue?](repeating: nil, count: trailer.objectCount)
+    inProgress = [Bool](repeating: false, count: trailer.objectCount)
+    expandedSize = [Int](repeating: 0, count: trailer.objectCount)
+  }
+
+  // MARK: Structure
+
+  static func validate(_ bytes: UnsafeRawBufferPointer, limits: PropertyListLimits) throws
+    -> BinaryTrailer
+  {
+    let length = bytes.count
+    // Header (8) + at least one one-byte object + trailer (32).
+    guard length >= 8 + 1 + 32 else {
+      throw PropertyListError(
+        .truncated, "binary property list of \(length) bytes is shorter than the 41-byte minimum",
+        at: .offset(length))
+    }
+    guard bytes.starts(with: "bplist0".utf8) else {
+      throw PropertyListError(.malformed, "missing bplist0 header", at: .offset(0))
+    }
+    let trailerStart = length - 32
+    let offsetIntSize = Int(bytes[trailerStart + 6])
+    let objectRefSize = Int(bytes[trailerStart + 7])
+    let objectCount64 = readUInt64(bytes, trailerStart + 8)
+    let topObject64 = readUInt64(bytes, trailerStart + 16)
+    let tableOffset64 = readUInt64(bytes, trailerStart + 24)
+
+    guard (1...8).contains(offsetIntSize) else {
+      throw PropertyListError(
+        .malformed, "trailer offset size \(offsetIntSize) is not 1 to 8 bytes",
+        at: .offset(trailerStart + 6))
+    }
+    guard (1...8).contains(objectRefSize) else {
+      throw PropertyListError(
+        .malformed, "trailer reference size \(objectRefSize) is not 1 to 8 bytes",
+        at: .offset(trailerStart + 7))
+    }
+    guard objectCount64 >= 1 else {
+      throw PropertyListError(
+        .malformed, "trailer declares no objects", at: .offset(trailerStart + 8))
+    }
+    guard topObject64 < objectCount64 else {
+      throw PropertyListError(
+        .malformed, "top object \(topObject64) is not below the object count \(objectCount64)",
+        at: .offset(trailerStart + 16))
+    }
+    guard tableOffset64 >= 9, tableOffset64 < UInt64(trailerStart) else {
+      throw PropertyListError(
+        .malformed,
+        "offset table position \(tableOffset64) is outside the object area 9..<\(trailerStart)",
+        at: .offset(trailerStart + 24))
+    }
+    // The table must fill the space between its start and the trailer exactly, as CoreFoundation requires.
+    let (tableSize, overflow) = objectCount64.multipliedReportingOverflow(by: UInt64(offsetIntSize))
+    guard !overflow, tableSize == UInt64(trailerStart) - tableOffset64 else {
+      throw PropertyListError(
+        .malformed,
+        "trailer declares \(objectCount64) objects of \(offsetIntSize)-byte offsets, which does not fit the "
+          + "\(UInt64(trailerStart) - tableOffset64) bytes between the offset table and the trailer",
+        at: .offset(trailerStart + 8))
+    }
+    let objectCount = Int(objectCount64)
+    guard objectCount <= limits.maximumObjectCount else {
+      throw PropertyListError(
+        .limitExceeded, "\(objectCount) objects exceed the limit of \(limits.maximumObjectCount)",
+        at: .offset(trailerStart + 8))
+    }
+    if objectRefSize < 8, UInt64(1) << UInt64(8 * objectRefSize) <= objectCount64 {
+      throw PropertyListError(
+        .malformed, "\(objectRefSize)-byte references cannot address \(objectCount) objects",
+        at: .offset(trailerStart + 7))
+    }
+    if offsetIntSize < 8, UInt64(1) << UInt64(8 * offsetIntSize) <= tableOffset64 {
+      throw PropertyListError(
+        .malformed,
+        "\(offsetIntSize)-byte offsets cannot address the offset table at \(tableOffset64)",
+        at: .offset(trailerStart + 6))
+    }
+    let tableOffset = Int(tableOffset64)
+    // Every object offset must point into the object area, after the header, before the table.
+    var position = tableOffset
+    for _ in 0..<objectCount {
+      let offset = readSizedUInt(bytes, position, offsetIntSize)
+      guard offset >= 8, offset < UInt64(tableOffset) else {
+        throw PropertyListError(
+          .malformed, "offset-table entry \(offset) is outside the object area 8..<\(tableOffset)",
+          at: .offset(position))
+      }
+      position &+= offsetIntSize
+    }
+    return BinaryTrailer(
+      offsetIntSize: offsetIntSize, objectRefSize: objectRefSize, objectCount: objectCount,
+      topObject: Int(topObject64), offsetTableOffset: tableOffset)
+  }
+
+  @inline(__always)
+  static func readUInt64(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UInt64 {
+    UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+  }
+
+  @inline(__always)
+  static func readSizedUInt(_ bytes: UnsafeRawBufferPointer, _ at: Int, _ size: Int) -> UInt64 {
+    switch size {
+    case 1: return UInt64(bytes[at])
+    case 2:
+      return UInt64(UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
+    case 4:
+      return UInt64(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+    case 8: return readUInt64(bytes, at)
+    default:
+      var value: UInt64 = 0
+      for index in at..<(at + size) { value = value << 8 | UInt64(bytes[index]) }
+      return value
+    }
+  }
+
+  func objectOffset(_ index: Int) -> Int {
+    Int(
+      Self.readSizedUInt(
+        bytes, trailer.offsetTableOffset + index * trailer.offsetIntSize, trailer.offsetIntSize))
+  }
+
+  // MARK: Objects
+
+  /// Every object of the file in index order; call after `readTop` has validated the reachable graph.
+  mutating func readTable() throws -> BinaryPropertyListObjectTable {
+    var objects = [BinaryPropertyListObjectTable.Object]()
+    objects.reserveCapacity(trailer.objectCount)
+    for index in 0..<trailer.objectCount {
+      let offset = objectOffset(index)
+      let marker = bytes[offset]
+      switch marker >> 4 {
+      case 0xA:
+        let (count, start) = try readCount(at: offset, marker: marker)
+        try need(start, count &* trailer.objectRefSize, "array of \(count) references")
+        objects.append(
+          .array(try (0..<count).map { try reference(at: start + $0 * trailer.objectRefSize) }))
+      case 0xD:
+        let (count, start) = try readCount(at: offset, marker: marker)
+        try need(start, count &* 2 &* trailer.objectRefSize, "dictionary of \(count) entries")
+        let references = try (0..<(2 * count)).map {
+          try reference(at: start + $0 * trailer.objectRefSize)
+        }
+        objects.append(
+          .dictionary(keys: Array(references[..<count]), values: Array(references[count...])))
+      default:
+        // Objects nothing references were not read by `readTop`; read them now (they are scalars).
+        objects.append(.scalar(try readObject(index, referencedAt: offset)))
+      }
+    }
+    return BinaryPropertyListObjectTable(objects: objects, topObject: trailer.topObject)
+  }
+
+  mutating func readTop() throws -> PropertyListValue {
+    try readObject(trailer.topObject, referencedAt: bytes.count - 16)
+  }
+
+  mutating func readObject(_ index: Int, referencedAt: Int) throws -> PropertyListValue {
+    if let cached = cache[index] {
+      try countVisits(expandedSize[index], at: referencedAt)
+      return cached
+    }
+    guard !inProgress[index] else {
+      throw PropertyListError(
+        .cycle, "object \(index) contains itself (reference cycle)", at: .offset(referencedAt))
+    }
+    let offset = objectOffset(index)
+    let marker = bytes[offset]
+    let visitedBefore = visited
+    let value: PropertyListValue
+    switch marker >> 4 {
+    case 0x0:
+      switch marker {
+      case 0x08: value = .boolean(false)
+      case 0x09: value = .boolean(true)
+      case 0x00:
+        throw PropertyListError(
+          .malformed, "null object (marker 0x00) is not a property-list value", at: .offset(offset))
+      default:
+        throw PropertyListError(
+          .malformed, "unknown object marker \(hex(marker))", at: .offset(offset))
+      }
+    case 0x1:
+      value = .integer(try readInteger(at: offset, marker: marker))
+    case 0x2:
+      switch marker & 0x0F {
+      case 2:
+        try need(offset + 1, 4, "4-byte real")
+        let bits = UInt32(
+          bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self))
+        value = .real(PropertyListReal(Float(bitPattern: bits)))
+      case 3:
+        try need(offset + 1, 8, "8-byte real")
+        value = .real(PropertyListReal(Double(bitPattern: Self.readUInt64(bytes, offset + 1))))
+      default:
+        throw PropertyListError(
+          .malformed, "real of \(1 << Int(marker & 0x0F)) bytes is not 4 or 8 bytes",
+          at: .offset(offset))
+      }
+    case 0x3:
+      guard marker == 0x33 else {
+        throw PropertyListError(
+          .malformed, "date marker \(hex(marker)) is not 0x33", at: .offset(offset))
+      }
+      try need(offset + 1, 8, "date")
+      value = .date(
+        Date(timeIntervalSinceReferenceDate: Double(bitPattern: Self.readUInt64(bytes, offset + 1)))
+      )
+    case 0x4:
+      let (count, start) = try readCount(at: offset, marker: marker)
+      try need(start, count, "data of \(count) bytes", lengthLimited: true)
+      value = .data(Data(bytes: bytes.baseAddress! + start, count: count))
+    case 0x5:
+      let (count, start) = try readCount(at: offset, marker: marker)
+      try need(start, count, "ASCII string of \(count) bytes", lengthLimited: true)
+      let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])
+      if let bad = slice.firstIndex(where: { $0 >= 0x80 }) {
+        throw PropertyListError(
+          .invalidValue, "ASCII string holds the non-ASCII byte \(hex(slice[bad]))",
+          at: .offset(start + bad))
+      }
+      value = .string(String(decoding: slice, as: UTF8.self))
+    case 0x6:
+      let (count, start) = try readCount(at: offset, marker: marker)
+      let (byteCount, overflow) = count.multipliedReportingOverflow(by: 2)
+      guard !overflow else {
+        throw PropertyListError(
+          .malformed, "UTF-16 string length \(count) overflows", at: .offset(offset))
+      }
+      try need(start, byteCount, "UTF-16 string of \(count) units", lengthLimited: true)
+      value = .string(try readUTF16(start: start, count: count))
+    case 0x8:
+      let size = Int(marker & 0x0F) + 1
+      try need(offset + 1, size, "\(size)-byte UID")
+      // UIDs longer than 8 bytes must still hold a 64-bit value: their leading bytes must be zero.
+      if size > 8,
+        let nonzero = (offset + 1..<offset + 1 + size - 8).first(where: { bytes[$0] != 0 })
+      {
+        throw PropertyListError(
+          .invalidValue, "\(size)-byte UID does not fit in 64 bits", at: .offset(nonzero))
+      }
+      value = .uid(Self.readSizedUInt(bytes, offset + 1 + max(0, size - 8), min(size, 8)))
+    case 0xA:
+      value = try readArray(index, at: offset, marker: marker)
+    case 0xD:
+      value = try readDictionary(index, at: offset, marker: marker)
+    case 0xB, 0xC:
+      throw PropertyListError(
+        .malformed,
+        "set or ordered-set object (marker \(hex(marker))) is not a property-list value",
+        at: .offset(offset))
+    default:
+      throw PropertyListError(
+        .malformed, "unknown object marker \(hex(marker))", at: .offset(offset))
+    }
+    try countVisits(1, at: offset)
+    cache[index] = value
+    expandedSize[index] = visited - visitedBefore
+    return value
+  }
+
+  mutating func countVisits(_ count: Int, at offset: Int) throws {
+    visited += count
+    guard visited <= limits.maximumVisitedElements else {
+      throw PropertyListError(
+        .limitExceeded,
+        "the plist expands to more than \(limits.maximumVisitedElements) values through shared references",
+        at: .offset(offset))
+    }
+  }
+
+  /// Checks that `count` bytes from `start` lie inside the object area.
+  @inline(__always)
+  func need(
+    _ start: Int, _ count: Int, _ what: @autoclosure () -> String, lengthLimited: Bool = false
+  ) throws {
+    if lengthLimited, count > limits.maximumValueLength {
+      throw PropertyListError(
+        .limitExceeded, "\(what()) exceeds the value-length limit of \(limits.maximumValueLength)",
+        at: .offset(start))
+    }
+    let (end, overflow) = start.addingReportingOverflow(count)
+    guard !overflow, end <= trailer.offsetTableOffset else {
+      throw PropertyListError(
+        .truncated,
+        "\(what()) at \(start) runs past the object area, which ends at \(trailer.offsetTableOffset)",
+        at: .offset(start))
+    }
+  }
+
+  func readInteger(at offset: Int, marker: UInt8) throws -> PropertyListInteger {
+    let exponent = Int(marker & 0x0F)
+    guard exponent <= 4 else {
+      throw PropertyListError(
+        .malformed, "integer of 2^\(exponent) bytes is not 1, 2, 4, 8 or 16 bytes",
+        at: .offset(offset))
+    }
+    let size = 1 << exponent
+    try need(offset + 1, size, "\(size)-byte integer")
+    switch size {
+    case 8:
+      return PropertyListInteger(Int64(bitPattern: Self.readUInt64(bytes, offset + 1)))
+    case 16:
+      // CoreFoundation writes values above Int64.max as 16 bytes with a zero high half; a high half
+      // of all ones is a sign-extended negative. Anything else needs 128 bits.
+      let high = Self.readUInt64(bytes, offset + 1)
+      let low = Self.readUInt64(bytes, offset + 9)
+      if high == 0 { return PropertyListInteger(low) }
+      if high == UInt64.max, low >= 1 << 63 { return PropertyListInteger(Int64(bitPattern: low)) }
+      throw PropertyListError(
+        .invalidValue, "16-byte integer does not fit in Int64 or UInt64", at: .offset(offset + 1))
+    default:
+      // 1-, 2- and 4-byte integers are unsigned.
+      return PropertyListInteger(Self.readSizedUInt(bytes, offset + 1, size))
+    }
+  }
+
+  /// Reads the element count that follows a marker: the low nibble, or, when it is 0xF, an integer object.
+  func readCount(at offset: Int, marker: UInt8) throws -> (count: Int, start: Int) {
+    let nibble = Int(marker & 0x0F)
+    if nibble != 0x0F { return (nibble, offset + 1) }
+    try need(offset + 1, 1, "length integer")
+    let intMarker = bytes[offset + 1]
+    guard intMarker >> 4 == 0x1 else {
+      throw PropertyListError(
+        .malformed,
+        "length of the object is introduced by \(hex(intMarker)), not an integer marker",
+        at: .offset(offset + 1))
+    }
+    let exponent = Int(intMarker & 0x0F)
+    guard exponent <= 3 else {
+      throw PropertyListError(
+        .malformed, "length integer of 2^\(exponent) bytes is not 1, 2, 4 or 8 bytes",
+        at: .offset(offset + 1))
+    }
+    let size = 1 << exponent
+    try need(offset + 2, size, "length integer")
+    let raw = Self.readSizedUInt(bytes, offset + 2, size)
+    // Any length the object area could hold fits in Int; larger ones are reported as running past it.
+    guard raw <= UInt64(trailer.offsetTableOffset) else {
+      throw PropertyListError(
+        .truncated,
+        "length \(raw) runs past the object area, which ends at \(trailer.offsetTableOffset)",
+        at: .offset(offset + 1))
+    }
+    return (Int(raw), offset + 2 + size)
+  }
+
+  func readUTF16(start: Int, count: Int) throws -> String {
+    var units = [UInt16]()
+    units.reserveCapacity(count)
+    var allASCII = true
+    for index in 0..<count {
+      let unit = UInt16(
+        bigEndian: bytes.loadUnaligned(fromByteOffset: start + 2 * index, as: UInt16.self))
+      if unit >= 0x80 { allASCII = false }
+      units.append(unit)
+    }
+    if allASCII { return String(decoding: units, as: UTF16.self) }
+    // Validate pairing, so a lone surrogate is an error rather than a silent U+FFFD.
+    var index = 0
+    while index < count {
+      let unit = units[index]
+      if (0xD800...0xDBFF).contains(unit) {
+        guard index + 1 < count, (0xDC00...0xDFFF).contains(units[index + 1]) else {
+          throw PropertyListError(
+            .invalidValue, "UTF-16 string has an unpaired high surrogate \(hex16(unit))",
+            at: .offset(start + 2 * index))
+        }
+        index += 2
+      } else if (0xDC00...0xDFFF).contains(unit) {
+        throw PropertyListError(
+          .invalidValue, "UTF-16 string has an unpaired low surrogate \(hex16(unit))",
+          at: .offset(start + 2 * index))
+      } else {
+        index += 1
+      }
+    }
+    return String(decoding: units, as: UTF16.self)
+  }
+
+  /// Reads a reference and checks that it names an object.
+  @inline(__always)
+  func reference(at position: Int) throws -> Int {
+    let raw = Self.readSizedUInt(bytes, position, trailer.objectRefSize)
+    guard raw < UInt64(trailer.objectCount) else {
+      throw PropertyListError(
+        .malformed, "reference \(raw) is not below the object count \(trailer.objectCount)",
+        at: .offset(position))
+    }
+    return Int(raw)
+  }
+
+  mutating func enter(_ index: Int, at offset: Int) throws {
+    depth += 1
+    guard depth <= limits.maximumDepth else {
+      throw PropertyListError(
+        .limitExceeded, "nesting deeper than the limit of \(limits.maximumDepth)",
+        at: .offset(offset))
+    }
+    inProgress[index] = true
+  }
+
+  mutating func leave(_ index: Int) {
+    depth -= 1
+    inProgress[index] = false
+  }
+
+  mutating func readArray(_ index: Int, at offset: Int, marker: UInt8) throws -> PropertyListValue {
+    let (count, start) = try readCount(at: offset, marker: marker)
+    let (byteCount, overflow) = count.multipliedReportingOverflow(by: trailer.objectRefSize)
+    guard !overflow else {
+      throw PropertyListError(.malformed, "array length \(count) overflows", at: .offset(offset))
+    }
+    try need(start, byteCount, "array of \(count) references")
+    try enter(index, at: offset)
+    var elements = [PropertyListValue]()
+    elements.reserveCapacity(count)
+    var position = start
+    for _ in 0..<count {
+      elements.append(try readObject(try reference(at: position), referencedAt: position))
+      position += trailer.objectRefSize
+    }
+    leave(index)
+    return .array(elements)
+  }
+
+  mutating func readDictionary(_ index: Int, at offset: Int, marker: UInt8) throws
+    -> PropertyListValue
+  {
+    let (count, start) = try readCount(at: offset, marker: marker)
+    let (byteCount, overflow) = count.multipliedReportingOverflow(by: 2 * trailer.objectRefSize)
+    guard !overflow else {
+      throw PropertyListError(
+        .malformed, "dictionary length \(count) overflows", at: .offset(offset))
+    }
+    try need(start, byteCount, "dictionary of \(count) entries")
+    try enter(index, at: offset)
+    var dictionary = PropertyListDictionary()
+    dictionary.reserveCapacity(count)
+    let valuesStart = start + count * trailer.objectRefSize
+    for entry in 0..<count {
+      let keyPosition = start + entry * trailer.objectRefSize
+      let keyIndex = try reference(at: keyPosition)
+      guard case .string(let key) = try readObject(keyIndex, referencedAt: keyPosition) else {
+        throw PropertyListError(
+          .malformed, "dictionary key (object \(keyIndex)) is not a string",
+          at: .offset(keyPosition))
+      }
+      let valuePosition = valuesStart + entry * trailer.objectRefSize
+      dictionary.appendUnchecked(
+        key, try readObject(try reference(at: valuePosition), referencedAt: valuePosition))
+    }
+    dictionary.finishBuilding()
+    leave(index)
+    return .dictionary(dictionary)
+  }
+}
+
+@inline(never)
+func hex(_ byte: UInt8) -> String {
+  let digits = String(byte, radix: 16, uppercase: true)
+  return "0x" + (digits.count == 1 ? "0" + digits : digits)
+}
+
+@inline(never)
+func hex16(_ unit: UInt16) -> String {
+  "U+" + String(unit, radix: 16, uppercase: true)
+}

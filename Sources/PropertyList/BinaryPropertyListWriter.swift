@@ -1,0 +1,259 @@
+import Foundation
+
+/// Writes binary property lists (`bplist00`) exactly as CoreFoundation does.
+///
+/// CoreFoundation flattens the value depth-first (a dictionary's keys, then its values), uniquing
+/// equal strings, numbers, dates and data; every boolean occurrence gets an object slot, but
+/// references go to the first one; arrays, dictionaries and UIDs are never shared. References and
+/// offsets use the fewest of 1, 2, 4 or 8 bytes that can hold them. Re-encoding an unmodified
+/// Apple-made binary plist read by `BinaryPropertyListReader` therefore gives back the same bytes.
+public struct BinaryPropertyListWriter: Sendable {
+  /// Deepest nesting written; deeper values are refused rather than risking the stack.
+  public var maximumDepth: Int
+
+  /// Creates a writer.
+  public init(maximumDepth: Int = PropertyListLimits.default.maximumDepth) {
+    self.maximumDepth = maximumDepth
+  }
+
+  /// Writes a value.
+  ///
+  /// - Returns: the bytes of the binary plist.
+  /// - Throws: `PropertyListError` with code `.unencodable` if the value nests deeper than `maximumDepth`.
+  public func write(_ value: PropertyListValue) throws -> Data {
+    try BinaryPropertyListObjectTable(flattening: value, maximumDepth: maximumDepth).encoded()
+  }
+}
+
+/// The identity CoreFoundation's uniquing sets give a scalar: strings compare by their exact code
+/// units (not by Swift's canonical equivalence), integers and reals each by value within their own
+/// kind, dates by time, data by bytes.
+enum UniqueKey: Hashable {
+  case string(ExactString)
+  case integer(UInt64, unsigned: Bool)
+  case real(UInt64)
+  case date(UInt64)
+  case data(Data)
+
+  init?(_ value: PropertyListValue) {
+    switch value {
+    case .string(let string):
+      self = .string(ExactString(string))
+    case .integer(let integer):
+      self = .integer(integer.bitPattern, unsigned: integer.needsUnsignedStorage)
+    case .real(let real):
+      // CoreFoundation unique reals only with reals (an integer 1 and a real 1.0 stay two objects);
+      // 32- and 64-bit reals of equal value are equal, and so are 0.0 and -0.0.
+      let number = real.value
+      self = .real(number.isNaN ? Double.nan.bitPattern : number == 0 ? 0 : number.bitPattern)
+    case .date(let date):
+      let time = date.timeIntervalSinceReferenceDate
+      self = .date(time == 0 ? 0 : time.bitPattern)
+    case .data(let data):
+      self = .data(data)
+    case .dictionary, .array, .boolean, .uid:
+      return nil
+    }
+  }
+}
+
+/// A string compared and hashed by its UTF-8 bytes, which is CFEqual's code-unit comparison.
+struct ExactString: Hashable {
+  let string: String
+  init(_ string: String) { self.string = string }
+
+  static func == (lhs: ExactString, rhs: ExactString) -> Bool {
+    lhs.string.utf8.elementsEqual(rhs.string.utf8)
+  }
+
+  func hash(into hasher: inout Hasher) {
+    var copy = string
+    copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+  }
+}
+
+struct Flattener {
+  let maximumDepth: Int
+  var objects: [BinaryPropertyListObjectTable.Object] = []
+  var unique: [UniqueKey: Int] = [:]
+  var firstTrue: Int?
+  var firstFalse: Int?
+
+  init(maximumDepth: Int) {
+    self.maximumDepth = maximumDepth
+  }
+
+  mutating func flatten(_ value: PropertyListValue, depth: Int) throws -> Int {
+    switch value {
+    case .array(let elements):
+      let index = try openContainer(depth)
+      var references = [Int]()
+      references.reserveCapacity(elements.count)
+      for element in elements { references.append(try flatten(element, depth: depth + 1)) }
+      objects[index] = .array(references)
+      return index
+    case .dictionary(let dictionary):
+      let index = try openContainer(depth)
+      var keys = [Int]()
+      keys.reserveCapacity(dictionary.count)
+      for entry in dictionary.entries {
+        keys.append(try flatten(.string(entry.key), depth: depth + 1))
+      }
+      var values = [Int]()
+      values.reserveCapacity(dictionary.count)
+      for entry in dictionary.entries { values.append(try flatten(entry.value, depth: depth + 1)) }
+      objects[index] = .dictionary(keys: keys, values: values)
+      return index
+    case .boolean(let flag):
+      // Booleans are singletons in CoreFoundation: each occurrence takes a slot (it is appended
+      // before the table lookup), but references resolve to the first slot.
+      let index = objects.count
+      objects.append(.scalar(value))
+      if flag {
+        if firstTrue == nil { firstTrue = index }
+        return firstTrue!
+      }
+      if firstFalse == nil { firstFalse = index }
+      return firstFalse!
+    case .uid:
+      objects.append(.scalar(value))
+      return objects.count - 1
+    case .string, .integer, .real, .date, .data:
+      let key = UniqueKey(value)!
+      if let existing = unique[key] { return existing }
+      objects.append(.scalar(value))
+      unique[key] = objects.count - 1
+      return objects.count - 1
+    }
+  }
+
+  private mutating func openContainer(_ depth: Int) throws -> Int {
+    guard depth < maximumDepth else {
+      throw PropertyListError(.unencodable, "value nests deeper than the limit of \(maximumDepth)")
+    }
+    objects.append(.array([]))
+    return objects.count - 1
+  }
+}
+
+/// The fewest of 1, 2, 4 or 8 bytes that CoreFoundation uses for a count or offset.
+func binaryByteCount(_ value: UInt64) -> Int {
+  if value <= 0xFF { return 1 }
+  if value <= 0xFFFF { return 2 }
+  if value <= 0xFFFF_FFFF { return 4 }
+  return 8
+}
+
+struct Emitter {
+  let objects: [BinaryPropertyListObjectTable.Object]
+  let referenceSize: Int
+  var out: [UInt8] = []
+
+  init(objects: [BinaryPropertyListObjectTable.Object]) {
+    self.objects = objects
+    referenceSize = binaryByteCount(UInt64(objects.count))
+  }
+
+  mutating func emit(topObject: Int) -> [UInt8] {
+    out.reserveCapacity(64 + objects.count * 16)
+    out.append(contentsOf: "bplist00".utf8)
+    var offsets = [Int]()
+    offsets.reserveCapacity(objects.count)
+    for object in objects {
+      offsets.append(out.count)
+      switch object {
+      case .scalar(let value): appendScalar(value)
+      case .array(let references):
+        appendMarker(0xA0, count: references.count)
+        for reference in references { appendSized(UInt64(reference), referenceSize) }
+      case .dictionary(let keys, let values):
+        appendMarker(0xD0, count: keys.count)
+        for reference in keys { appendSized(UInt64(reference), referenceSize) }
+        for reference in values { appendSized(UInt64(reference), referenceSize) }
+      }
+    }
+    let tableOffset = out.count
+    let offsetSize = binaryByteCount(UInt64(tableOffset))
+    for offset in offsets { appendSized(UInt64(offset), offsetSize) }
+    out.append(contentsOf: [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)])
+    appendSized(UInt64(objects.count), 8)
+    appendSized(UInt64(topObject), 8)
+    appendSized(UInt64(tableOffset), 8)
+    return out
+  }
+
+  mutating func appendSized(_ value: UInt64, _ size: Int) {
+    var shift = (size - 1) * 8
+    while shift >= 0 {
+      out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+      shift -= 8
+    }
+  }
+
+  /// An integer object in CoreFoundation's width: 1, 2, 4 or 8 bytes by magnitude (negative
+  /// values, as unsigned, always take 8).
+  mutating func appendInteger(_ bits: UInt64) {
+    let size = binaryByteCount(bits)
+    out.append(0x10 | UInt8(size.trailingZeroBitCount))
+    appendSized(bits, size)
+  }
+
+  mutating func appendMarker(_ marker: UInt8, count: Int) {
+    if count < 15 {
+      out.append(marker | UInt8(count))
+    } else {
+      out.append(marker | 0x0F)
+      appendInteger(UInt64(count))
+    }
+  }
+
+  mutating func appendScalar(_ value: PropertyListValue) {
+    switch value {
+    case .boolean(let flag):
+      out.append(flag ? 0x09 : 0x08)
+    case .integer(let integer):
+      if integer.needsUnsignedStorage {
+        out.append(0x14)
+        appendSized(0, 8)
+        appendSized(integer.bitPattern, 8)
+      } else {
+        appendInteger(integer.bitPattern)
+      }
+    case .real(let real):
+      if real.isSinglePrecision {
+        out.append(0x22)
+        appendSized(UInt64(Float(real.value).bitPattern), 4)
+      } else {
+        out.append(0x23)
+        appendSized(real.value.bitPattern, 8)
+      }
+    case .date(let date):
+      out.append(0x33)
+      appendSized(date.timeIntervalSinceReferenceDate.bitPattern, 8)
+    case .data(let data):
+      appendMarker(0x40, count: data.count)
+      out.append(contentsOf: data)
+    case .string(let string):
+      var copy = string
+      let isASCII = copy.withUTF8 { utf8 in utf8.allSatisfy { $0 < 0x80 } }
+      if isASCII {
+        appendMarker(0x50, count: string.utf8.count)
+        out.append(contentsOf: string.utf8)
+      } else {
+        let units = Array(string.utf16)
+        appendMarker(0x60, count: units.count)
+        for unit in units {
+          out.append(UInt8(unit >> 8))
+          out.append(UInt8(unit & 0xFF))
+        }
+      }
+    case .uid(let uid):
+      // CoreFoundation writes UIDs in 1, 2 or 4 bytes; 8 covers values no Apple writer produces.
+      let size = uid <= 0xFF ? 1 : uid <= 0xFFFF ? 2 : uid <= 0xFFFF_FFFF ? 4 : 8
+      out.append(0x80 | UInt8(size - 1))
+      appendSized(uid, size)
+    case .array, .dictionary:
+      preconditionFailure("containers are emitted from their flattened form")
+    }
+  }
+}

@@ -1,0 +1,150 @@
+/// A property-list dictionary that keeps its keys in insertion order.
+///
+/// Binary plists written by CoreFoundation store keys in hash order, and re-encoding an untouched plist
+/// to the same bytes needs that order back, so the order is part of the value. Equality, however, ignores
+/// order: two dictionaries are equal when they hold the same keys with equal values.
+public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection,
+  ExpressibleByDictionaryLiteral
+{
+  /// One key and its value.
+  public typealias Element = (key: String, value: PropertyListValue)
+
+  /// The entries in order.
+  public private(set) var entries: [Element]
+  // Built lazily only for dictionaries large enough that a linear scan would hurt.
+  private var index: [String: Int]?
+
+  private static let indexThreshold = 16
+
+  /// Creates an empty dictionary.
+  public init() {
+    entries = []
+  }
+
+  /// Creates a dictionary from entries; a later duplicate key replaces the earlier value in place.
+  public init(_ pairs: some Sequence<(String, PropertyListValue)>) {
+    entries = []
+    for (key, value) in pairs { self[key] = value }
+  }
+
+  /// Creates a dictionary from a literal.
+  public init(dictionaryLiteral elements: (String, PropertyListValue)...) {
+    self.init(elements)
+  }
+
+  /// The position of the first entry.
+  public var startIndex: Int { entries.startIndex }
+  /// The position past the last entry.
+  public var endIndex: Int { entries.endIndex }
+  /// The entry at a position.
+  public subscript(position: Int) -> Element { entries[position] }
+
+  /// The keys in order.
+  public var keys: [String] { entries.map(\.key) }
+
+  /// The position of a key, if present.
+  public func position(of key: String) -> Int? {
+    if let index { return index[key] }
+    return entries.firstIndex { $0.key == key }
+  }
+
+  /// Reads, replaces (in place), appends or (with nil) removes the value for a key.
+  public subscript(key: String) -> PropertyListValue? {
+    get {
+      position(of: key).map { entries[$0].value }
+    }
+    set {
+      if let existing = position(of: key) {
+        if let newValue {
+          entries[existing].value = newValue
+        } else {
+          entries.remove(at: existing)
+          index = nil
+          rebuildIndexIfLarge()
+        }
+      } else if let newValue {
+        entries.append((key, newValue))
+        if index != nil {
+          index?[key] = entries.count - 1
+        } else {
+          rebuildIndexIfLarge()
+        }
+      }
+    }
+  }
+
+  mutating func reserveCapacity(_ count: Int) {
+    entries.reserveCapacity(count)
+  }
+
+  /// Appends an entry without looking for an existing key; for readers that call `finishBuilding`.
+  mutating func appendUnchecked(_ key: String, _ value: PropertyListValue) {
+    entries.append((key, value))
+    if index != nil { index?[key] = entries.count - 1 }
+  }
+
+  /// Ends a run of `appendUnchecked`: folds duplicate keys (the last value wins, at the first key's
+  /// position, as CoreFoundation's readers do) and builds the lookup index when the dictionary is large.
+  mutating func finishBuilding() {
+    if entries.count <= Self.indexThreshold {
+      var position = 1
+      while position < entries.count {
+        let key = entries[position].key
+        if let first = entries[..<position].firstIndex(where: { $0.key == key }) {
+          entries[first].value = entries[position].value
+          entries.remove(at: position)
+        } else {
+          position += 1
+        }
+      }
+      return
+    }
+    var built = [String: Int](minimumCapacity: entries.count)
+    var folded: [Element]?
+    for (offset, entry) in entries.enumerated() {
+      if let first = built[entry.key] {
+        if folded == nil { folded = Array(entries[..<offset]) }
+        folded?[first].value = entry.value
+      } else {
+        built[entry.key] = folded?.count ?? offset
+        folded?.append(entry)
+      }
+    }
+    if let folded { entries = folded }
+    index = built
+  }
+
+  private mutating func rebuildIndexIfLarge() {
+    guard entries.count > Self.indexThreshold, index == nil else { return }
+    var built = [String: Int](minimumCapacity: entries.count)
+    for (offset, entry) in entries.enumerated() { built[entry.key] = offset }
+    index = built
+  }
+
+  /// The entries sorted by key the way CoreFoundation's XML writer sorts them (by UTF-16 code unit).
+  public var sortedEntries: [Element] {
+    entries.sorted { $0.key.utf16.lexicographicallyPrecedes($1.key.utf16) }
+  }
+
+  /// Order-insensitive equality.
+  public static func == (lhs: PropertyListDictionary, rhs: PropertyListDictionary) -> Bool {
+    guard lhs.count == rhs.count else { return false }
+    for (key, value) in lhs.entries {
+      guard let other = rhs[key], other == value else { return false }
+    }
+    return true
+  }
+
+  /// Order-insensitive hash.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(entries.count)
+    var combined = 0
+    for (key, value) in entries {
+      var entryHasher = Hasher()
+      entryHasher.combine(key)
+      entryHasher.combine(value)
+      combined ^= entryHasher.finalize()
+    }
+    hasher.combine(combined)
+  }
+}

@@ -1,0 +1,53 @@
+/// A small command-line parser: positional arguments, `--flag`, `--option VALUE`, `--option=VALUE`,
+/// `-o VALUE`, and `--` to end options. A lone `-` is a positional argument (standard input/output).
+struct Arguments {
+  private(set) var positionals: [String] = []
+  private var options: [String: String] = [:]
+  private var flags: Set<String> = []
+
+  /// Parses `arguments` given the names of options that take a value and of flags.
+  init(_ arguments: [String], options optionNames: Set<String>, flags flagNames: Set<String>)
+    throws(CommandError)
+  {
+    var index = 0
+    var onlyPositionals = false
+    while index < arguments.count {
+      let argument = arguments[index]
+      index += 1
+      if onlyPositionals || argument == "-" || !argument.hasPrefix("-") {
+        positionals.append(argument)
+        continue
+      }
+      if argument == "--" {
+        onlyPositionals = true
+        continue
+      }
+      var name = argument
+      var inlineValue: String?
+      if let equals = argument.firstIndex(of: "="), argument.hasPrefix("--") {
+        name = String(argument[..<equals])
+        inlineValue = String(argument[argument.index(after: equals)...])
+      }
+      if flagNames.contains(name) {
+        guard inlineValue == nil else { throw .usage("\(name) takes no value") }
+        flags.insert(name)
+      } else if optionNames.contains(name) {
+        if let inlineValue {
+          options[name] = inlineValue
+        } else {
+          guard index < arguments.count else { throw .usage("\(name) needs a value") }
+          options[name] = arguments[index]
+          index += 1
+        }
+      } else {
+        throw .usage("unknown option '\(name)'")
+      }
+    }
+  }
+
+  /// Whether a flag was given.
+  func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+  /// An option's value, if given.
+  func value(_ option: String) -> String? { options[option] }
+}

@@ -1,0 +1,66 @@
+import PropertyList
+
+/// The exit statuses of `resumedata`, as documented in README.md (sysexits.h numbering).
+public enum ExitCode: Int32, Sendable {
+  /// Success.
+  case success = 0
+  /// Any failure not covered below (for example, an output that cannot be written).
+  case failure = 1
+  /// The command line is wrong.
+  case usage = 64
+  /// The input is not well formed.
+  case malformedInput = 65
+  /// The input cannot be read (missing, unreadable, too large to read).
+  case unreadableInput = 66
+}
+
+/// A failure that ends a command, with what the CLI prints and the status it exits with.
+public struct CommandError: Error, Sendable, Equatable {
+  /// The exit status.
+  public var exitCode: ExitCode
+  /// The file the problem is in, if any (`-` for standard input).
+  public var file: String?
+  /// Where in that file, if known.
+  public var location: PropertyListLocation
+  /// What went wrong.
+  public var message: String
+  /// Whether to add a pointer to `--help` (for usage errors).
+  public var showsUsageHint: Bool
+
+  /// Creates an error.
+  public init(
+    _ exitCode: ExitCode, _ message: String, file: String? = nil,
+    location: PropertyListLocation = .none,
+    showsUsageHint: Bool = false
+  ) {
+    self.exitCode = exitCode
+    self.message = message
+    self.file = file
+    self.location = location
+    self.showsUsageHint = showsUsageHint
+  }
+
+  /// A usage error, which exits 64 and points at `--help`.
+  public static func usage(_ message: String) -> CommandError {
+    CommandError(.usage, message, showsUsageHint: true)
+  }
+
+  /// A property-list error in a named input, which exits 65.
+  public static func malformed(_ error: PropertyListError, file: String) -> CommandError {
+    let status: ExitCode = error.code == .unencodable ? .failure : .malformedInput
+    return CommandError(status, error.message, file: file, location: error.location)
+  }
+
+  /// The line printed to standard error: `Error: FILE:LOCATION: message`.
+  public var rendered: String {
+    var prefix = "Error: "
+    if let file {
+      prefix += file
+      switch location {
+      case .none: prefix += ": "
+      default: prefix += ":\(location): "
+      }
+    }
+    return prefix + message
+  }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import PropertyList
+
+/// `resumedata plist FILE|- [--to xml|binary|json] [-o OUT|-]`: converts any property list.
+enum PlistCommand {
+  static let help = """
+    USAGE: resumedata plist FILE|- [--to xml|binary|json] [-o OUT|-]
+
+    Reads an XML or binary property list (the format is detected) and writes it in
+    another format, exactly as CoreFoundation would. Converting a plist written by
+    Apple to its own format gives back the same bytes.
+
+    ARGUMENTS:
+      FILE|-            The property list to read; - reads standard input.
+
+    OPTIONS:
+      --to FORMAT       xml (default), binary, or json: a typed JSON in which every
+                        value keeps its plist type (see README.md).
+      -o, --output OUT  Where to write; - (the default) is standard output. A file is
+                        replaced atomically, never left half written.
+      -h, --help        Show this help.
+
+    """
+
+  static func run(_ arguments: [String], streams: Streams) throws(CommandError) {
+    let parsed = try Arguments(
+      arguments, options: ["--to", "-o", "--output"], flags: ["-h", "--help"])
+    if parsed.has("-h") || parsed.has("--help") {
+      streams.print(help)
+      return
+    }
+    guard parsed.positionals.count == 1 else {
+      throw .usage(
+        parsed.positionals.isEmpty
+          ? "plist needs a FILE (or - for standard input)" : "plist takes one FILE")
+    }
+    let target = parsed.value("--to") ?? "xml"
+    guard ["xml", "binary", "json"].contains(target) else {
+      throw .usage("--to must be xml, binary or json, not '\(target)'")
+    }
+    let output = parsed.value("-o") ?? parsed.value("--output") ?? "-"
+    if output == "-", target == "binary", streams.standardOutputIsTerminal {
+      throw .usage(
+        "refusing to write a binary plist to a terminal; use -o FILE or redirect the output")
+    }
+    let path = parsed.positionals[0]
+    let input = try Files.read(path, streams: streams)
+    let converted: Data
+    do {
+      let (value, format) = try PropertyListValue.decode(input)
+      switch target {
+      case "json":
+        let json =
+          "{\n  \"schemaVersion\": 1,\n  \"format\": \"\(format.rawValue)\",\n  \"value\": "
+          + value.typedJSON(indent: 1) + "\n}\n"
+        converted = Data(json.utf8)
+      case "binary" where format == .binary:
+        // Through the object table, so the sharing the writer chose (CoreFoundation's or
+        // NSKeyedArchiver's) survives and an Apple-made file comes back byte for byte.
+        converted = try BinaryPropertyListObjectTable(reading: input).encoded()
+      case "binary":
+        converted = try value.encoded(as: .binary)
+      default:
+        converted = try value.encoded(as: .xml)
+      }
+    } catch let error as PropertyListError {
+      throw .malformed(error, file: path)
+    } catch {
+      throw CommandError(.failure, "\(error)", file: path)
+    }
+    try Files.write(converted, to: output, streams: streams)
+  }
+}

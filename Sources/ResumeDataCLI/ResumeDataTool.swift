@@ -1,0 +1,64 @@
+import Foundation
+
+/// The `resumedata` command-line tool, as a library so that tests can run it in-process.
+public enum ResumeDataTool {
+  /// The version printed by `--version`.
+  public static let version = "0.1.0"
+
+  static let help = """
+    OVERVIEW: Inspect, repair and convert Apple URLSession resume data, and the
+    property lists and keyed archives it is made of.
+
+    USAGE: resumedata <subcommand> [options]
+
+    SUBCOMMANDS:
+      plist             Convert a property list between XML, binary and typed JSON.
+
+    OPTIONS:
+      -h, --help        Show this help (or `resumedata <subcommand> --help`).
+      --version         Show the version.
+
+    EXIT STATUS:
+      0 success, 64 usage error, 65 malformed input, 66 unreadable input,
+      1 any other failure.
+
+    """
+
+  /// Runs the tool.
+  ///
+  /// - Parameters:
+  ///   - arguments: the arguments after the program name.
+  ///   - streams: where to read and write.
+  /// - Returns: the exit status.
+  public static func run(_ arguments: [String], streams: Streams = .process) -> ExitCode {
+    do {
+      try dispatch(arguments, streams: streams)
+      return .success
+    } catch {
+      streams.printError(error.rendered)
+      if error.showsUsageHint {
+        let subcommand = arguments.first.map { ["plist"].contains($0) ? " \($0)" : "" } ?? ""
+        streams.printError("Run 'resumedata\(subcommand) --help' for usage.")
+      }
+      return error.exitCode
+    }
+  }
+
+  private static func dispatch(_ arguments: [String], streams: Streams) throws(CommandError) {
+    guard let first = arguments.first else {
+      streams.writeStandardError(Data(help.utf8))
+      throw .usage("missing subcommand")
+    }
+    let rest = Array(arguments.dropFirst())
+    switch first {
+    case "-h", "--help", "help":
+      streams.print(help)
+    case "--version":
+      streams.print("resumedata \(version)")
+    case "plist":
+      try PlistCommand.run(rest, streams: streams)
+    default:
+      throw .usage("unknown subcommand '\(first)'")
+    }
+  }
+}

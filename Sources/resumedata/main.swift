@@ -1,0 +1,4 @@
+import Foundation
+import ResumeDataCLI
+
+exit(ResumeDataTool.run(Array(CommandLine.arguments.dropFirst())).rawValue)
