@@ -123,7 +123,10 @@ public struct XMLPropertyListWriter: Sendable {
       case UInt8(ascii: "<"): out.append(contentsOf: "&lt;".utf8)
       case UInt8(ascii: ">"): out.append(contentsOf: "&gt;".utf8)
       case UInt8(ascii: "&"): out.append(contentsOf: "&amp;".utf8)
-      case 0x09, 0x0A, 0x0D: out.append(byte)
+      // A raw CR would come back as LF (XML parsers normalise line ends), so unlike CoreFoundation
+      // it is written as a character reference, which every parser keeps.
+      case 0x0D: out.append(contentsOf: "&#13;".utf8)
+      case 0x09, 0x0A: out.append(byte)
       case 0..<0x20, 0xEF:
         suspicious = true
         out.append(byte)
