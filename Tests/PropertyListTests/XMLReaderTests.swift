@@ -496,7 +496,9 @@ struct XMLReaderTests {
     #expect(error.message == "a DOCTYPE internal subset is not allowed (it could declare entities)")
   }
 
-  @Test func billionLaughsIsRefusedQuickly() throws {
+  /// Refused at the DOCTYPE's line, before any entity could be expanded (no timing asserted: the
+  /// benchmark, not the tests, measures time).
+  @Test func billionLaughsIsRefusedAtTheDoctype() throws {
     var document = "<?xml version=\"1.0\"?>\n<!DOCTYPE plist [\n<!ENTITY lol \"lol\">\n"
     for level in 1...9 {
       let previous = level == 1 ? "lol" : "lol\(level - 1)"
@@ -504,11 +506,9 @@ struct XMLReaderTests {
         "<!ENTITY lol\(level) \"" + String(repeating: "&\(previous);", count: 10) + "\">\n"
     }
     document += "]>\n<plist><string>&lol9;</string></plist>\n"
-    let clock = ContinuousClock()
-    var error: PropertyListError?
-    let elapsed = clock.measure { error = readError(document) }
+    let error = readError(document)
     #expect(error?.code == .forbidden)
-    #expect(elapsed < .milliseconds(500))
+    #expect(error?.location == .line(2))
   }
 
   @Test(
