@@ -156,7 +156,8 @@ struct BinaryReaderTests {
     }
     let table = bytes.count
     for offset in offsets { bytes += sized(UInt64(offset), 4) }
-    bytes += [0, 0, 0, 0, 0, 0, 4, 2] + sized(UInt64(count), 8) + sized(0, 8) + sized(UInt64(table), 8)
+    bytes +=
+      [0, 0, 0, 0, 0, 0, 4, 2] + sized(UInt64(count), 8) + sized(0, 8) + sized(UInt64(table), 8)
     return Data(bytes)
   }
 
