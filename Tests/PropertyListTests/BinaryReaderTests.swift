@@ -275,3 +275,42 @@ struct BinaryReaderTests {
     #expect(value["a"] == .boolean(true))
   }
 }
+
+/// Every binary plist under `Fixtures/`, by path relative to the repository.
+let binaryFixtures: [String] = {
+  let root = repositoryRoot.appendingPathComponent("Fixtures")
+  guard let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
+  else { return [] }
+  var paths = [String]()
+  for case let url as URL in enumerator where !url.hasDirectoryPath {
+    if let data = try? Data(contentsOf: url), data.starts(with: Array("bplist00".utf8)) {
+      paths.append(String(url.path.dropFirst(repositoryRoot.path.count + 1)))
+    }
+  }
+  return paths.sorted()
+}()
+
+@Suite("Binary fixtures")
+struct BinaryFixtureTests {
+  @Test("The fixtures folder holds binary plists") func present() {
+    #expect(binaryFixtures.count >= 4)
+  }
+
+  @Test(
+    "Every truncation of each binary fixture throws a typed error with an offset",
+    arguments: binaryFixtures)
+  func truncations(path: String) throws {
+    let data = try Data(contentsOf: repositoryRoot.appendingPathComponent(path))
+    for length in 0..<data.count {
+      do {
+        _ = try BinaryPropertyListReader().read(data.prefix(length))
+        Issue.record("\(path) truncated to \(length) bytes was accepted")
+      } catch let error as PropertyListError {
+        if case .offset = error.location {
+        } else {
+          Issue.record("\(path) at \(length): no offset in \(error)")
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+/// The built `resumedata` executable, next to the test bundle in the build folder.
+let executable: URL = {
+  var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+  // On Linux the test binary is `.build/<triple>/debug/<Package>PackageTests.xctest`.
+  if directory.lastPathComponent.hasSuffix(".xctest") { directory.deleteLastPathComponent() }
+  return directory.appendingPathComponent("resumedata")
+}()
+
+/// Runs the built tool with arguments and standard input; returns status, standard output and error.
+func runExecutable(_ arguments: [String], input: Data = Data()) throws -> (Int32, Data, String) {
+  let process = Process()
+  process.executableURL = executable
+  process.arguments = arguments
+  let stdin = Pipe()
+  let stdout = Pipe()
+  let stderr = Pipe()
+  process.standardInput = stdin
+  process.standardOutput = stdout
+  process.standardError = stderr
+  try process.run()
+  stdin.fileHandleForWriting.write(input)
+  try stdin.fileHandleForWriting.close()
+  let output = stdout.fileHandleForReading.readDataToEndOfFile()
+  let error = stderr.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return (process.terminationStatus, output, String(decoding: error, as: UTF8.self))
+}
+
+/// Runs the real executable, as a user would, and compares exact output and exit status.
+@Suite("resumedata executable")
+struct EndToEndTests {
+  @Test("The executable is built") func built() {
+    #expect(
+      FileManager.default.isExecutableFile(atPath: executable.path),
+      "\(executable.path) missing: run swift build")
+  }
+
+  @Test("Converting from standard input to standard output")
+  func pipe() throws {
+    let xml = try Data(contentsOf: URL(fileURLWithPath: fixturePath("resume-shaped.xml.plist")))
+    let (status, output, error) = try runExecutable(["plist", "-", "--to", "xml"], input: xml)
+    #expect(status == 0)
+    #expect(error == "")
+    #expect(output == xml)
+  }
+
+  @Test("A malformed input exits 65 with the offset on standard error")
+  func malformed() throws {
+    let path = fixturePath("hostile/cycle.binary.plist")
+    let (status, output, error) = try runExecutable(["plist", path])
+    #expect(status == 65)
+    #expect(output.isEmpty)
+    #expect(error == "Error: \(path):@18: object 3 contains itself (reference cycle)\n")
+  }
+
+  @Test("No arguments is a usage error with help on standard error")
+  func noArguments() throws {
+    let (status, output, error) = try runExecutable([])
+    #expect(status == 64)
+    #expect(output.isEmpty)
+    #expect(error.hasSuffix("Error: missing subcommand\nRun 'resumedata --help' for usage.\n"))
+  }
+}
