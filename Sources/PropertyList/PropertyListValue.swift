@@ -27,6 +27,44 @@ public indirect enum PropertyListValue: Sendable, Hashable {
 }
 
 extension PropertyListValue {
+  /// Structural equality. Dates compare like reals here: every NaN date equals every other (binary
+  /// plists can hold one), so equality stays reflexive and round trips compare equal.
+  public static func == (lhs: PropertyListValue, rhs: PropertyListValue) -> Bool {
+    switch (lhs, rhs) {
+    case (.dictionary(let a), .dictionary(let b)): return a == b
+    case (.array(let a), .array(let b)): return a == b
+    case (.string(let a), .string(let b)): return a == b
+    case (.data(let a), .data(let b)): return a == b
+    case (.date(let a), .date(let b)):
+      let (x, y) = (a.timeIntervalSinceReferenceDate, b.timeIntervalSinceReferenceDate)
+      return x == y || (x.isNaN && y.isNaN)
+    case (.integer(let a), .integer(let b)): return a == b
+    case (.real(let a), .real(let b)): return a == b
+    case (.boolean(let a), .boolean(let b)): return a == b
+    case (.uid(let a), .uid(let b)): return a == b
+    default: return false
+    }
+  }
+
+  /// Hashes consistently with `==`.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(typeName)
+    switch self {
+    case .dictionary(let value): hasher.combine(value)
+    case .array(let value): hasher.combine(value)
+    case .string(let value): hasher.combine(value)
+    case .data(let value): hasher.combine(value)
+    case .date(let value):
+      let seconds = value.timeIntervalSinceReferenceDate
+      hasher.combine(
+        seconds.isNaN ? Double.nan.bitPattern : (seconds == 0 ? 0 : seconds.bitPattern))
+    case .integer(let value): hasher.combine(value)
+    case .real(let value): hasher.combine(value)
+    case .boolean(let value): hasher.combine(value)
+    case .uid(let value): hasher.combine(value)
+    }
+  }
+
   /// A short name of the value's type, as used in error messages and the typed JSON form.
   public var typeName: String {
     switch self {

@@ -314,3 +314,44 @@ struct BinaryFixtureTests {
     }
   }
 }
+
+@Suite("Value model")
+struct ValueModelTests {
+  @Test("Equality is reflexive even for NaN dates and reals, and ignores dictionary order")
+  func equality() {
+    let nanDate = PropertyListValue.date(Date(timeIntervalSinceReferenceDate: .nan))
+    #expect(nanDate == nanDate)
+    #expect(Set([nanDate, nanDate]).count == 1)
+    #expect(PropertyListValue.real(PropertyListReal(Double.nan)) == .real(PropertyListReal(-Double.nan)))
+    #expect(PropertyListValue.real(PropertyListReal(1.5)) != .real(PropertyListReal(Float(1.5))))
+    let ab: PropertyListValue = .dictionary(["a": .boolean(true), "b": .boolean(false)])
+    let ba: PropertyListValue = .dictionary(["b": .boolean(false), "a": .boolean(true)])
+    #expect(ab == ba)
+    #expect(ab.hashValue == ba.hashValue)
+    #expect(ab.dictionaryValue?.keys == ["a", "b"])
+  }
+
+  @Test("Integers span Int64.min ... UInt64.max and compare by value")
+  func integers() {
+    #expect(PropertyListInteger(Int64(5)) == PropertyListInteger(UInt64(5)))
+    #expect(PropertyListInteger(UInt64.max).int64Value == nil)
+    #expect(PropertyListInteger(UInt64.max).description == "18446744073709551615")
+    #expect(PropertyListInteger(Int64.min) < PropertyListInteger(UInt64.max))
+    #expect(PropertyListInteger(-1).uint64Value == nil)
+  }
+
+  @Test("Dictionary edits keep order; removal and re-insertion append")
+  func dictionaryEdits() {
+    var dictionary: PropertyListDictionary = ["x": .boolean(true), "y": .boolean(false)]
+    dictionary["x"] = .string("replaced")
+    #expect(dictionary.keys == ["x", "y"])
+    dictionary["x"] = nil
+    dictionary["x"] = .boolean(true)
+    #expect(dictionary.keys == ["y", "x"])
+    for index in 0..<40 { dictionary["k\(index)"] = .integer(PropertyListInteger(index)) }
+    dictionary["k3"] = nil
+    #expect(dictionary["k4"] == .integer(PropertyListInteger(4)))
+    #expect(dictionary["k3"] == nil)
+    #expect(dictionary.count == 41)
+  }
+}
