@@ -6,6 +6,7 @@ let package = Package(
   name: "ResumeDataKit",
   products: [
     .library(name: "PropertyList", targets: ["PropertyList"]),
+    .library(name: "KeyedArchive", targets: ["KeyedArchive"]),
     .library(name: "ResumeDataCLI", targets: ["ResumeDataCLI"]),
     .executable(name: "resumedata", targets: ["resumedata"]),
     .executable(name: "resumedata-bench", targets: ["resumedata-bench"]),
@@ -27,8 +28,12 @@ let package = Package(
       dependencies: ["CXMLShim"]
     ),
     .target(
-      name: "ResumeDataCLI",
+      name: "KeyedArchive",
       dependencies: ["PropertyList"]
+    ),
+    .target(
+      name: "ResumeDataCLI",
+      dependencies: ["PropertyList", "KeyedArchive"]
     ),
     .executableTarget(
       name: "resumedata",
@@ -36,12 +41,16 @@ let package = Package(
     ),
     .executableTarget(
       name: "resumedata-bench",
-      dependencies: ["PropertyList"],
+      dependencies: ["PropertyList", "KeyedArchive"],
       path: "Benchmarks/resumedata-bench"
     ),
     .testTarget(
       name: "PropertyListTests",
       dependencies: ["PropertyList"]
+    ),
+    .testTarget(
+      name: "KeyedArchiveTests",
+      dependencies: ["KeyedArchive", "PropertyList"]
     ),
     .testTarget(
       name: "ResumeDataCLITests",

@@ -1,0 +1,268 @@
+import Foundation
+import PropertyList
+
+/// An NSKeyedArchiver archive: its envelope and its objects, addressed by UID.
+///
+/// The archive is kept as the property-list values it was read from, so that everything, including
+/// keys and classes this library has no model for, survives decode → encode. Reading checks the whole
+/// structure once: every UID names an object, every `$class` names a well-formed class object, the
+/// root key is present. Typed views (`decodeValue`, `URLRequestArchive`, …) and the display tree
+/// (`resolve`) are built on top.
+public struct KeyedArchive: Sendable, Hashable {
+  /// The root keys Apple writes: NSKeyedArchiver's default, and the one secure coding and
+  /// NSURLSessionResumeResponse use.
+  public static let rootKeys = ["root", "NSKeyedArchiveRootObjectKey"]
+
+  /// The top-level dictionary, every key in order, with `$objects` as read; `objects` is written
+  /// back in its place when encoding.
+  public private(set) var envelope: PropertyListDictionary
+  /// `$objects`: index 0 is normally `$null`; a UID is an index into this array.
+  public var objects: [PropertyListValue]
+  /// The container format the archive was read from (binary for new archives).
+  public var format: PropertyListFormat
+  // The bytes the archive was read from, when binary: the one place that records which equal strings
+  // Apple's writer shared (see `ArchiverFlattener`). Not part of the archive's value.
+  private var originalBinary: Data?
+
+  /// Reads an archive from the bytes of a property list (binary or XML).
+  ///
+  /// - Throws: `KeyedArchiveError` with a key path, or with code `.propertyList` wrapping the
+  ///   container's error (which carries a byte offset or line).
+  public init(decoding data: Data, limits: KeyedArchiveLimits = .default) throws {
+    let decoded: (value: PropertyListValue, format: PropertyListFormat)
+    do {
+      decoded = try PropertyListValue.decode(data, limits: limits.propertyList)
+    } catch let error as PropertyListError {
+      throw KeyedArchiveError(.propertyList, error.message, at: "", propertyListError: error)
+    }
+    try self.init(propertyList: decoded.value, format: decoded.format)
+    if decoded.format == .binary { originalBinary = data }
+  }
+
+  /// Reads an archive from an already decoded property list.
+  ///
+  /// - Throws: `KeyedArchiveError` with the key path of the first problem.
+  public init(propertyList: PropertyListValue, format: PropertyListFormat = .binary) throws {
+    guard case .dictionary(let envelope) = propertyList else {
+      throw KeyedArchiveError(
+        .envelope, "top level is a \(propertyList.typeName), not a dictionary", at: "")
+    }
+    guard case .array(let objects)? = envelope["$objects"] else {
+      throw KeyedArchiveError(
+        .envelope, envelope["$objects"] == nil ? "missing" : "is not an array", at: "$objects")
+    }
+    self.envelope = envelope
+    self.objects = objects
+    self.format = format
+    try validate()
+  }
+
+  /// Creates an archive from objects, with Apple's envelope: `$version` 100000, `$archiver`
+  /// NSKeyedArchiver, and `$top` holding `rootKey` → UID 1.
+  ///
+  /// - Throws: `KeyedArchiveError` if the objects are not a well-formed graph.
+  public init(
+    objects: [PropertyListValue], rootKey: String = "NSKeyedArchiveRootObjectKey",
+    rootUID: UInt64 = 1
+  )
+    throws
+  {
+    // Apple's NSDictionary orders these four keys this way (their hash order), in every archive seen.
+    envelope = [
+      "$version": .integer(PropertyListInteger(100_000)),
+      "$objects": .array([]),
+      "$archiver": .string("NSKeyedArchiver"),
+      "$top": .dictionary([rootKey: .uid(rootUID)]),
+    ]
+    self.objects = objects
+    format = .binary
+    try validate()
+  }
+
+  /// `$archiver`, normally `NSKeyedArchiver`.
+  public var archiver: String? { envelope["$archiver"]?.stringValue }
+
+  /// The key under `$top` that names the root object: `root` or `NSKeyedArchiveRootObjectKey` when
+  /// present, otherwise the first key (archives made with `encodeObject:forKey:` at the top level).
+  public var rootKey: String {
+    let top = envelope["$top"]?.dictionaryValue
+    return Self.rootKeys.first { top?[$0] != nil } ?? top?.keys.first ?? Self.rootKeys[0]
+  }
+
+  /// The UID of the root object.
+  public var rootUID: UInt64 {
+    envelope["$top"]?[rootKey]?.uidValue ?? 0
+  }
+
+  /// Top-level keys beside the four of the envelope (modern WebKit adds some); kept verbatim.
+  public var extraTopLevelKeys: [String] {
+    envelope.keys.filter { !["$archiver", "$version", "$top", "$objects"].contains($0) }
+  }
+
+  /// The archive as the property list it is written as.
+  public var propertyList: PropertyListValue {
+    var envelope = envelope
+    envelope["$objects"] = .array(objects)
+    return .dictionary(envelope)
+  }
+
+  /// Encodes the archive in a container format, sharing objects the way NSKeyedArchiver does, so
+  /// that an unmodified Apple-made binary archive comes back byte for byte.
+  ///
+  /// - Parameter format: the container; defaults to the format the archive was read from.
+  /// - Throws: `KeyedArchiveError` if the objects no longer form a valid archive, or if the
+  ///   container cannot hold a value.
+  public func encoded(as format: PropertyListFormat? = nil) throws -> Data {
+    try validate()
+    do {
+      switch format ?? self.format {
+      case .binary:
+        let sharing = originalBinary.map(ArchiverFlattener.classNameSharing(in:)) ?? [:]
+        return ArchiverFlattener.table(for: propertyList, classNameSharing: sharing).encoded()
+      case .xml: return try propertyList.encoded(as: .xml)
+      }
+    } catch let error as PropertyListError {
+      throw KeyedArchiveError(.propertyList, error.message, at: "", propertyListError: error)
+    }
+  }
+
+  /// Equality of the archives' content (envelope, objects, format).
+  public static func == (lhs: KeyedArchive, rhs: KeyedArchive) -> Bool {
+    lhs.envelope == rhs.envelope && lhs.objects == rhs.objects && lhs.format == rhs.format
+  }
+
+  /// Hashes consistently with `==`.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(envelope)
+    hasher.combine(objects)
+    hasher.combine(format)
+  }
+
+  // MARK: Validation
+
+  /// Checks the envelope and every object once, so later lookups need not.
+  func validate() throws {
+    if let archiver = envelope["$archiver"], archiver.stringValue == nil {
+      throw KeyedArchiveError(.envelope, "is a \(archiver.typeName), not a string", at: "$archiver")
+    }
+    if let version = envelope["$version"], version.int64Value == nil {
+      throw KeyedArchiveError(.envelope, "is a \(version.typeName), not an integer", at: "$version")
+    }
+    guard case .dictionary(let top)? = envelope["$top"] else {
+      throw KeyedArchiveError(
+        .envelope, envelope["$top"] == nil ? "missing" : "is not a dictionary", at: "$top")
+    }
+    guard !top.isEmpty else {
+      throw KeyedArchiveError(.envelope, "is empty: the archive names no root object", at: "$top")
+    }
+    for (name, value) in top {
+      guard case .uid(let uid) = value else {
+        throw KeyedArchiveError(.envelope, "is a \(value.typeName), not a UID", at: "$top.\(name)")
+      }
+      try checkUID(uid, at: "$top.\(name)")
+    }
+    // Key paths are built only on failure: validation runs on every decode and must stay cheap.
+    for (index, object) in objects.enumerated() {
+      if let (uid, path) = Self.firstBadUID(in: object, below: UInt64(objects.count)) {
+        throw KeyedArchiveError(
+          .uidOutOfRange, "UID \(uid) names no object ($objects has \(objects.count))",
+          at: "$objects[\(index)]" + path)
+      }
+      guard case .dictionary(let fields) = object, let classReference = fields["$class"] else {
+        continue
+      }
+      guard case .uid(let classUID) = classReference else {
+        throw KeyedArchiveError(
+          .badClass, "is a \(classReference.typeName), not a UID", at: "$objects[\(index)].$class")
+      }
+      _ = try classChain(classUID, at: "$objects[\(index)].$class")
+    }
+  }
+
+  private func checkUID(_ uid: UInt64, at path: @autoclosure () -> String) throws {
+    guard uid < UInt64(objects.count) else {
+      throw KeyedArchiveError(
+        .uidOutOfRange, "UID \(uid) names no object ($objects has \(objects.count))", at: path())
+    }
+  }
+
+  /// The first UID at or below `value` that is not below `count`, with its key path relative to `value`.
+  private static func firstBadUID(in value: PropertyListValue, below count: UInt64) -> (
+    UInt64, String
+  )? {
+    switch value {
+    case .uid(let uid):
+      return uid < count ? nil : (uid, "")
+    case .array(let elements):
+      for (index, element) in elements.enumerated() {
+        if let (uid, path) = firstBadUID(in: element, below: count) {
+          return (uid, "[\(index)]" + path)
+        }
+      }
+    case .dictionary(let fields):
+      for (key, element) in fields {
+        if let (uid, path) = firstBadUID(in: element, below: count) {
+          return (uid, ".\(key)" + path)
+        }
+      }
+    default:
+      break
+    }
+    return nil
+  }
+
+  /// The class names of a class object, most derived first (`$classes`, or just `$classname`).
+  ///
+  /// - Throws: `KeyedArchiveError` with code `.badClass` if the UID does not name a class object.
+  public func classChain(_ classUID: UInt64, at path: @autoclosure () -> String) throws -> [String]
+  {
+    try checkUID(classUID, at: path())
+    guard case .dictionary(let classObject) = objects[Int(classUID)] else {
+      throw KeyedArchiveError(
+        .badClass,
+        "names object \(classUID), a \(objects[Int(classUID)].typeName), not a class object",
+        at: path())
+    }
+    guard case .string(let name)? = classObject["$classname"] else {
+      throw KeyedArchiveError(
+        .badClass,
+        classObject["$class"] != nil
+          ? "names object \(classUID), an instance, not a class object"
+          : "names object \(classUID), which has no string $classname",
+        at: path())
+    }
+    guard let classes = classObject["$classes"] else { return [name] }
+    guard case .array(let names) = classes, let chain = Optional(names.compactMap(\.stringValue)),
+      chain.count == names.count
+    else {
+      throw KeyedArchiveError(
+        .badClass, "$classes of class object \(classUID) is not an array of strings", at: path())
+    }
+    return chain.isEmpty ? [name] : chain
+  }
+
+  // MARK: Lookup
+
+  /// The object a UID names.
+  ///
+  /// - Throws: `KeyedArchiveError` with code `.uidOutOfRange`.
+  public func object(_ uid: UInt64, at path: @autoclosure () -> String = "") throws
+    -> PropertyListValue
+  {
+    try checkUID(uid, at: path())
+    return objects[Int(uid)]
+  }
+
+  /// Whether a UID names the `$null` object (UID 0 when object 0 is the string `$null`).
+  public func isNull(_ uid: UInt64) -> Bool {
+    uid < UInt64(objects.count) && objects[Int(uid)] == .string("$null")
+  }
+
+  /// The class names of the object a UID names, when it is an instance (a dictionary with `$class`).
+  public func classChain(ofObject uid: UInt64) -> [String]? {
+    guard uid < UInt64(objects.count), case .dictionary(let fields) = objects[Int(uid)],
+      case .uid(let classUID)? = fields["$class"]
+    else { return nil }
+    return try? classChain(classUID, at: "")
+  }
+}
