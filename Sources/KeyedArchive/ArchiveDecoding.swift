@@ -1,0 +1,250 @@
+import Foundation
+import PropertyList
+
+extension KeyedArchive {
+  /// Decodes the root object into typed values.
+  ///
+  /// - Throws: `KeyedArchiveError` with the key path of the first problem: an object that contains
+  ///   itself (`.cycle`), a Foundation object without the fields its class requires (`.badObject`), or
+  ///   a graph deeper or larger than `limits` allows (`.limitExceeded`).
+  public func decodeRoot(limits: KeyedArchiveLimits = .default) throws -> ArchivedValue {
+    var decoder = ArchiveDecoder(archive: self, limits: limits, start: .top(rootKey))
+    return try decoder.decode(rootUID)
+  }
+
+  /// Decodes the object a UID names into typed values.
+  ///
+  /// - Throws: `KeyedArchiveError` as `decodeRoot` does.
+  public func decodeValue(_ uid: UInt64, limits: KeyedArchiveLimits = .default) throws
+    -> ArchivedValue
+  {
+    var decoder = ArchiveDecoder(archive: self, limits: limits, start: .object(uid))
+    return try decoder.decode(uid)
+  }
+}
+
+/// One step of a key path.
+enum KeyPathStep {
+  case top(String)
+  case object(UInt64)
+  case key(String)
+  case index(Int)
+
+  /// Renders steps as `$top.root.NS.objects[2].NS.relative` (or from `$objects[N]`).
+  static func render(_ steps: [KeyPathStep]) -> String {
+    var text = ""
+    for step in steps {
+      switch step {
+      case .top(let key): text += "$top.\(key)"
+      case .object(let uid): text += "$objects[\(uid)]"
+      case .key(let name): text += ".\(name)"
+      case .index(let position): text += "[\(position)]"
+      }
+    }
+    return text
+  }
+}
+
+struct ArchiveDecoder {
+  let archive: KeyedArchive
+  let limits: KeyedArchiveLimits
+  var visits = 0
+  var depth = 0
+  var inProgress = Set<UInt64>()
+  // The key path to the value being decoded; pushed and popped as the decoder descends, so that
+  // nothing is allocated for paths unless an error needs one rendered.
+  var path: [KeyPathStep]
+
+  init(archive: KeyedArchive, limits: KeyedArchiveLimits, start: KeyPathStep) {
+    self.archive = archive
+    self.limits = limits
+    path = [start]
+    path.reserveCapacity(16)
+  }
+
+  func here(_ extra: KeyPathStep...) -> String {
+    KeyPathStep.render(path + extra)
+  }
+
+  /// Decodes the object `uid` names, one step below the current path.
+  mutating func decode(_ uid: UInt64, at step: KeyPathStep) throws -> ArchivedValue {
+    path.append(step)
+    defer { path.removeLast() }
+    return try decode(uid)
+  }
+
+  mutating func decode(_ uid: UInt64) throws -> ArchivedValue {
+    let object = try archive.object(uid, at: here())
+    // UID 0 is nil, as NSKeyedUnarchiver reads it, whatever object 0 is.
+    if uid == 0 { return .null }
+    visits += 1
+    guard visits <= limits.maximumVisits else {
+      throw KeyedArchiveError(
+        .limitExceeded,
+        "more than \(limits.maximumVisits) objects visited (objects shared exponentially?)",
+        at: here())
+    }
+    switch object {
+    case .string(let string):
+      return .string(string)
+    case .integer(let integer): return .integer(integer)
+    case .real(let real): return .real(real)
+    case .boolean(let flag): return .boolean(flag)
+    case .data(let data): return .data(data)
+    case .date(let date): return .date(date)
+    case .dictionary(let fields):
+      guard case .uid(let classUID)? = fields["$class"] else {
+        throw KeyedArchiveError(
+          .badObject, "is a dictionary without $class, not an object", at: here())
+      }
+      guard !inProgress.contains(uid) else {
+        throw KeyedArchiveError(.cycle, "object \(uid) contains itself", at: here())
+      }
+      depth += 1
+      guard depth <= limits.maximumDepth else {
+        throw KeyedArchiveError(
+          .limitExceeded, "references nest deeper than the limit of \(limits.maximumDepth)",
+          at: here())
+      }
+      inProgress.insert(uid)
+      defer {
+        inProgress.remove(uid)
+        depth -= 1
+      }
+      let chain = try archive.classChain(classUID, at: here(.key("$class")))
+      return try decodeInstance(fields, chain: chain)
+    case .array, .uid:
+      throw KeyedArchiveError(
+        .badObject, "object \(uid) is a bare \(object.typeName), which no archiver writes",
+        at: here())
+    }
+  }
+
+  private mutating func decodeInstance(_ fields: PropertyListDictionary, chain: [String]) throws
+    -> ArchivedValue
+  {
+    let className = chain.first ?? ""
+    switch className {
+    case "NSArray", "NSMutableArray":
+      return .array(try references(fields, "NS.objects"), mutable: className == "NSMutableArray")
+    case "NSSet", "NSMutableSet":
+      return .set(try references(fields, "NS.objects"), mutable: className == "NSMutableSet")
+    case "NSDictionary", "NSMutableDictionary":
+      let keys = try references(fields, "NS.keys")
+      let values = try references(fields, "NS.objects")
+      guard keys.count == values.count else {
+        throw KeyedArchiveError(
+          .badObject, "has \(keys.count) keys but \(values.count) objects",
+          at: here(.key("NS.keys")))
+      }
+      return .dictionary(
+        zip(keys, values).map(ArchivedDictionaryEntry.init),
+        mutable: className == "NSMutableDictionary")
+    case "NSString", "NSMutableString":
+      guard case .string(let string)? = try optionalReferenceOrInline(fields, "NS.string") else {
+        throw KeyedArchiveError(.badObject, "has no string NS.string", at: here(.key("NS.string")))
+      }
+      return .string(string, mutable: className == "NSMutableString")
+    case "NSData", "NSMutableData":
+      guard case .data(let data)? = try optionalReferenceOrInline(fields, "NS.data") else {
+        throw KeyedArchiveError(.badObject, "has no data NS.data", at: here(.key("NS.data")))
+      }
+      return .data(data, mutable: className == "NSMutableData")
+    case "NSDate":
+      switch fields["NS.time"] {
+      case .real(let real)?: return .date(Date(timeIntervalSinceReferenceDate: real.value))
+      case .integer(let integer)?:
+        return .date(Date(timeIntervalSinceReferenceDate: Double(integer.int64Value ?? 0)))
+      default:
+        throw KeyedArchiveError(.badObject, "has no number NS.time", at: here(.key("NS.time")))
+      }
+    case "NSURL":
+      guard case .string(let relative)? = try optionalReferenceOrInline(fields, "NS.relative")
+      else {
+        throw KeyedArchiveError(
+          .badObject, "has no string NS.relative", at: here(.key("NS.relative")))
+      }
+      var base: ArchivedValue?
+      if case .uid(let baseUID)? = fields["NS.base"], !archive.isNull(baseUID) {
+        base = try decode(baseUID, at: .key("NS.base"))
+        guard case .url? = base else {
+          throw KeyedArchiveError(.badObject, "is not a URL", at: here(.key("NS.base")))
+        }
+      }
+      return .url(ArchivedURL(relative: relative, base: base))
+    case "NSUUID":
+      guard case .data(let bytes)? = fields["NS.uuidbytes"], bytes.count == 16 else {
+        throw KeyedArchiveError(
+          .badObject, "has no 16-byte NS.uuidbytes", at: here(.key("NS.uuidbytes")))
+      }
+      let b = Array(bytes)
+      return .uuid(
+        UUID(
+          uuid: (
+            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+            b[14], b[15]
+          )))
+    case "NSNull":
+      return .nsNull
+    default:
+      var decoded = [ArchivedField]()
+      decoded.reserveCapacity(fields.count)
+      for (key, value) in fields where key != "$class" {
+        path.append(.key(key))
+        defer { path.removeLast() }
+        decoded.append(ArchivedField(key, try field(value)))
+      }
+      return .object(ArchivedObject(classChain: chain, fields: decoded))
+    }
+  }
+
+  private mutating func field(_ value: PropertyListValue) throws -> ArchivedField.Value {
+    switch value {
+    case .uid(let uid):
+      return .reference(try decode(uid))
+    case .array(let elements)
+    where !elements.isEmpty && elements.allSatisfy({ $0.uidValue != nil }):
+      var decoded = [ArchivedValue]()
+      decoded.reserveCapacity(elements.count)
+      for (index, element) in elements.enumerated() {
+        decoded.append(try decode(element.uidValue!, at: .index(index)))
+      }
+      return .references(decoded)
+    default:
+      return .inline(value)
+    }
+  }
+
+  /// An inline array of UIDs, each decoded.
+  private mutating func references(_ fields: PropertyListDictionary, _ key: String) throws
+    -> [ArchivedValue]
+  {
+    guard case .array(let elements)? = fields[key] else {
+      throw KeyedArchiveError(.badObject, "is missing or not an array", at: here(.key(key)))
+    }
+    var decoded = [ArchivedValue]()
+    decoded.reserveCapacity(elements.count)
+    for (index, element) in elements.enumerated() {
+      guard case .uid(let uid) = element else {
+        throw KeyedArchiveError(
+          .badObject, "is a \(element.typeName), not a UID", at: here(.key(key), .index(index)))
+      }
+      path.append(.key(key))
+      defer { path.removeLast() }
+      decoded.append(try decode(uid, at: .index(index)))
+    }
+    return decoded
+  }
+
+  /// A field that is either a reference to a plain object or the value inline.
+  private mutating func optionalReferenceOrInline(_ fields: PropertyListDictionary, _ key: String)
+    throws
+    -> PropertyListValue?
+  {
+    switch fields[key] {
+    case .uid(let uid)?: return try archive.object(uid, at: here(.key(key)))
+    case let value?: return value
+    case nil: return nil
+    }
+  }
+}
