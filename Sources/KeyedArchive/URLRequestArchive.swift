@@ -1,0 +1,432 @@
+import Foundation
+import PropertyList
+
+/// An archived NSURLRequest / NSMutableURLRequest in CFNetwork's layout (format reference §4).
+///
+/// The request object holds `$0` = 2, `$1` = 9, `$2` = N (the number of property slots: 16 without an
+/// HTTP message, 22 with one), then the slots as UIDs under `__nsurlrequest_proto_prop_obj_0` … `_{N-1}`
+/// (or, in the layout iOS 10.0–10.1 reads back, under `$3` … `$(N+2)`), and
+/// `__nsurlrequest_proto_props`. The slots with a known meaning are typed here; every other slot,
+/// every other key and every other object stays as it was read, so an unmodified request re-encodes
+/// to the same bytes.
+public struct URLRequestArchive: Sendable, Hashable {
+  /// Where the slots live in the request object.
+  public enum Layout: String, Sendable, Hashable {
+    /// `__nsurlrequest_proto_prop_obj_i`: what every OS writes, and what every OS but iOS 10.0–10.1 reads.
+    case standard
+    /// `$(i+3)`, with `$top` key `root`: what iOS 10.0–10.1 can read back (the repaired form).
+    case dollarNumbered
+  }
+
+  /// The slot indexes whose meaning is known (format reference §4).
+  public enum Slot: Int, Sendable, CaseIterable {
+    /// isMutable (boolean).
+    case isMutable = 0
+    /// The URL (NSURL).
+    case url = 1
+    /// timeoutInterval in seconds (real).
+    case timeoutInterval = 2
+    /// cachePolicy (integer).
+    case cachePolicy = 3
+    /// mainDocumentURL (NSURL).
+    case mainDocumentURL = 4
+    /// HTTPShouldHandleCookies (boolean).
+    case httpShouldHandleCookies = 5
+    /// A bitmask of explicitly set properties (integer; inferred).
+    case explicitFlags = 6
+    /// allowsCellularAccess (boolean).
+    case allowsCellularAccess = 9
+    /// preventsIdleSystemSleep (boolean; inferred).
+    case preventsIdleSystemSleep = 10
+    /// timeWindowDelay (real; inferred).
+    case timeWindowDelay = 12
+    /// timeWindowDuration (real; inferred).
+    case timeWindowDuration = 13
+    /// networkServiceType (integer).
+    case networkServiceType = 14
+    /// requestPriority (integer, −1 by default).
+    case priority = 15
+    /// The HTTP method (string); present only with an HTTP message.
+    case httpMethod = 18
+    /// The header fields (dictionary of name → string).
+    case headerFields = 19
+    /// The body (data).
+    case body = 20
+  }
+
+  /// The archive; its root is the request object.
+  public private(set) var archive: KeyedArchive
+  /// Which keys hold the slots.
+  public private(set) var layout: Layout
+
+  /// Reads a request archive (the bytes of a `NSURLSessionResumeCurrentRequest` value, say).
+  ///
+  /// - Throws: `KeyedArchiveError` with a key path if the archive is malformed or its root is not a
+  ///   request in CFNetwork's layout.
+  public init(decoding data: Data, limits: KeyedArchiveLimits = .default) throws {
+    try self.init(archive: KeyedArchive(decoding: data, limits: limits))
+  }
+
+  /// Views an archive as a request.
+  ///
+  /// - Throws: `KeyedArchiveError` if the root is not a request in CFNetwork's layout.
+  public init(archive: KeyedArchive) throws {
+    self.archive = archive
+    layout = .standard
+    let fields = try requestFields()
+    let path = "$top.\(archive.rootKey)"
+    guard let chain = archive.classChain(ofObject: archive.rootUID), chain.contains("NSURLRequest")
+    else {
+      throw KeyedArchiveError(.badObject, "is not an NSURLRequest", at: path)
+    }
+    if fields["__nsurlrequest_proto_prop_obj_0"] != nil {
+      layout = .standard
+    } else if fields["$3"]?.uidValue != nil {
+      layout = .dollarNumbered
+    } else {
+      throw KeyedArchiveError(
+        .badObject,
+        "has neither __nsurlrequest_proto_prop_obj_0 nor $3: not CFNetwork's request layout",
+        at: path)
+    }
+  }
+
+  /// A request archive built from typed values in CFNetwork's layout: `$0` = 2, `$1` = 9, `$2` = 16
+  /// slots, or 22 when there is an HTTP message (a method, headers or a body), then the slots and
+  /// `__nsurlrequest_proto_props` (`$null`), in `NSMutableURLRequest` or `NSURLRequest`.
+  ///
+  /// - Throws: `KeyedArchiveError` only if the archive cannot be built (it always can).
+  public init(_ request: URLRequestFields) throws {
+    let hasHTTPMessage =
+      request.httpMethod != nil || !request.headerFields.isEmpty || request.body != nil
+    let count = hasHTTPMessage ? 22 : 16
+    var slots = [ArchivedValue](repeating: .null, count: count)
+    slots[Slot.isMutable.rawValue] = .boolean(request.isMutable)
+    slots[Slot.url.rawValue] = .url(ArchivedURL(relative: request.url))
+    slots[Slot.timeoutInterval.rawValue] = .real(PropertyListReal(request.timeoutInterval))
+    slots[Slot.cachePolicy.rawValue] = .integer(PropertyListInteger(request.cachePolicy))
+    slots[Slot.mainDocumentURL.rawValue] =
+      request.mainDocumentURL.map { .url(ArchivedURL(relative: $0)) } ?? .null
+    slots[Slot.httpShouldHandleCookies.rawValue] = .boolean(request.httpShouldHandleCookies)
+    slots[Slot.explicitFlags.rawValue] = .integer(PropertyListInteger(0))
+    slots[Slot.allowsCellularAccess.rawValue] = .boolean(request.allowsCellularAccess)
+    slots[Slot.preventsIdleSystemSleep.rawValue] = .boolean(false)
+    slots[11] = .integer(PropertyListInteger(0))
+    slots[Slot.timeWindowDelay.rawValue] = .real(PropertyListReal(0.0))
+    slots[Slot.timeWindowDuration.rawValue] = .real(PropertyListReal(0.0))
+    slots[Slot.networkServiceType.rawValue] = .integer(
+      PropertyListInteger(request.networkServiceType))
+    slots[Slot.priority.rawValue] = .integer(PropertyListInteger(request.priority))
+    if hasHTTPMessage {
+      slots[17] = .integer(PropertyListInteger(2))
+      slots[Slot.httpMethod.rawValue] = .string(request.httpMethod ?? "GET")
+      slots[Slot.headerFields.rawValue] = .dictionary(
+        request.headerFields.map { ArchivedDictionaryEntry(.string($0.name), .string($0.value)) },
+        mutable: true)
+      slots[Slot.body.rawValue] = request.body.map { .data($0) } ?? .null
+    }
+    var fields: [ArchivedField] = [
+      ArchivedField("$0", .inline(.integer(PropertyListInteger(2)))),
+      ArchivedField("$1", .inline(.integer(PropertyListInteger(9)))),
+      ArchivedField("$2", .inline(.integer(PropertyListInteger(count)))),
+    ]
+    for (index, value) in slots.enumerated() {
+      fields.append(ArchivedField("__nsurlrequest_proto_prop_obj_\(index)", .reference(value)))
+    }
+    fields.append(ArchivedField("__nsurlrequest_proto_props", .reference(.null)))
+    fields += request.extraFields.map { ArchivedField($0.key, .inline($0.value)) }
+    let chain =
+      request.isMutable
+      ? ["NSMutableURLRequest", "NSURLRequest", "NSObject"] : ["NSURLRequest", "NSObject"]
+    try self.init(
+      archive: KeyedArchive(root: .object(ArchivedObject(classChain: chain, fields: fields))))
+  }
+
+  private func requestFields() throws -> PropertyListDictionary {
+    guard
+      case .dictionary(let fields) = try archive.object(
+        archive.rootUID, at: "$top.\(archive.rootKey)")
+    else {
+      throw KeyedArchiveError(.badObject, "is not an object", at: "$top.\(archive.rootKey)")
+    }
+    return fields
+  }
+
+  private var fields: PropertyListDictionary {
+    (try? requestFields()) ?? [:]
+  }
+
+  /// The class of the request object (`NSURLRequest` or `NSMutableURLRequest`).
+  public var className: String { archive.classChain(ofObject: archive.rootUID)?.first ?? "" }
+
+  /// `$2`: the number of property slots (16 without an HTTP message, 22 with one).
+  public var slotCount: Int { Int(fields["$2"]?.int64Value ?? 0) }
+
+  /// The key a slot lives under in this layout.
+  public func key(ofSlot index: Int) -> String {
+    switch layout {
+    case .standard: return "__nsurlrequest_proto_prop_obj_\(index)"
+    case .dollarNumbered: return "$\(index + 3)"
+    }
+  }
+
+  /// The object in a slot, or nil when the slot is absent or `$null`.
+  public func slotObject(_ index: Int) -> PropertyListValue? {
+    guard case .uid(let uid)? = fields[key(ofSlot: index)], uid != 0, !archive.isNull(uid) else {
+      return nil
+    }
+    return try? archive.object(uid)
+  }
+
+  /// The typed value in a slot, or nil when the slot is absent, `$null`, or cannot be decoded.
+  public func slotValue(_ slot: Slot) -> ArchivedValue? {
+    guard case .uid(let uid)? = fields[key(ofSlot: slot.rawValue)], uid != 0 else { return nil }
+    return try? archive.decodeValue(uid)
+  }
+
+  /// The URL, as an absolute string.
+  public var url: String? {
+    if case .url(let url)? = slotValue(.url) { return url.absoluteString }
+    return nil
+  }
+
+  /// The main document URL, as an absolute string.
+  public var mainDocumentURL: String? {
+    if case .url(let url)? = slotValue(.mainDocumentURL) { return url.absoluteString }
+    return nil
+  }
+
+  /// The HTTP method (nil without an HTTP message; CFNetwork then means GET).
+  public var httpMethod: String? {
+    if case .string(let method, _)? = slotValue(.httpMethod) { return method }
+    return nil
+  }
+
+  /// The header fields in archived order.
+  public var headerFields: [(name: String, value: String)] {
+    guard case .dictionary(let entries, _)? = slotValue(.headerFields) else { return [] }
+    return entries.compactMap { entry in
+      guard case .string(let name, _) = entry.key, case .string(let value, _) = entry.value else {
+        return nil
+      }
+      return (name, value)
+    }
+  }
+
+  /// The value of a header field, matched without regard to case.
+  public func headerValue(_ name: String) -> String? {
+    headerFields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+  }
+
+  /// The body.
+  public var body: Data? {
+    if case .data(let data, _)? = slotValue(.body) { return data }
+    return nil
+  }
+
+  /// The timeout interval in seconds.
+  public var timeoutInterval: Double? { realValue(.timeoutInterval) }
+  /// The cache policy.
+  public var cachePolicy: Int? { integerValue(.cachePolicy) }
+  /// HTTPShouldHandleCookies.
+  public var httpShouldHandleCookies: Bool? { boolValue(.httpShouldHandleCookies) }
+  /// allowsCellularAccess.
+  public var allowsCellularAccess: Bool? { boolValue(.allowsCellularAccess) }
+  /// The network service type.
+  public var networkServiceType: Int? { integerValue(.networkServiceType) }
+  /// The request priority.
+  public var priority: Int? { integerValue(.priority) }
+
+  private func realValue(_ slot: Slot) -> Double? {
+    switch slotObject(slot.rawValue) {
+    case .real(let real)?: return real.value
+    case .integer(let integer)?: return integer.int64Value.map(Double.init)
+    default: return nil
+    }
+  }
+
+  private func integerValue(_ slot: Slot) -> Int? {
+    slotObject(slot.rawValue)?.int64Value.map { Int($0) }
+  }
+
+  private func boolValue(_ slot: Slot) -> Bool? {
+    slotObject(slot.rawValue)?.boolValue
+  }
+
+  // MARK: Editing
+
+  /// A copy with a new URL (slot 1), everything else unchanged.
+  ///
+  /// - Throws: `KeyedArchiveError` if the request cannot be decoded.
+  public func settingURL(_ url: String) throws -> URLRequestArchive {
+    try rebuilt { fields in
+      fields.set(self.key(ofSlot: Slot.url.rawValue), .reference(.url(ArchivedURL(relative: url))))
+    }
+  }
+
+  /// A copy with a header field added, or replaced (matched without regard to case, keeping its
+  /// place), or removed when `value` is nil. Without an HTTP message (16 slots) nothing changes
+  /// except when adding, which is refused: the request would need slots it does not have.
+  ///
+  /// - Throws: `KeyedArchiveError` if the request cannot be decoded or has no header slot to add to.
+  public func settingHeader(_ name: String, to value: String?) throws -> URLRequestArchive {
+    guard slotCount > Slot.headerFields.rawValue else {
+      if value == nil { return self }
+      throw KeyedArchiveError(
+        .badObject, "has \(slotCount) slots, no HTTP message to hold header fields",
+        at: "$top.\(archive.rootKey)")
+    }
+    var entries = [ArchivedDictionaryEntry]()
+    var mutable = true
+    if case .dictionary(let existing, let isMutable)? = slotValue(.headerFields) {
+      entries = existing
+      mutable = isMutable
+    }
+    let matches: (ArchivedDictionaryEntry) -> Bool = { entry in
+      if case .string(let key, _) = entry.key {
+        return key.caseInsensitiveCompare(name) == .orderedSame
+      }
+      return false
+    }
+    if let value {
+      if let position = entries.firstIndex(where: matches) {
+        entries[position].value = .string(value)
+      } else {
+        entries.append(ArchivedDictionaryEntry(.string(name), .string(value)))
+      }
+    } else {
+      entries.removeAll(where: matches)
+    }
+    return try rebuilt { fields in
+      fields.set(
+        self.key(ofSlot: Slot.headerFields.rawValue),
+        .reference(.dictionary(entries, mutable: mutable)))
+    }
+  }
+
+  /// A copy in another slot layout: `.dollarNumbered` (with `$top` key `root`) is what iOS 10.0–10.1
+  /// can read back; `.standard` (with `NSKeyedArchiveRootObjectKey`) is what every other OS reads.
+  /// Each slot key moves to its counterpart (and `__nsurlrequest_proto_props` to `$(N+3)`), in place;
+  /// nothing else changes.
+  ///
+  /// - Throws: `KeyedArchiveError` if the request cannot be decoded.
+  public func converted(to target: Layout) throws -> URLRequestArchive {
+    guard target != layout else { return self }
+    let count = slotCount
+    let propsKeys = ("__nsurlrequest_proto_props", "$\(count + 3)")
+    var copy = try rebuilt(
+      rootKey: target == .dollarNumbered ? "root" : "NSKeyedArchiveRootObjectKey"
+    ) { fields in
+      for index in 0..<fields.count {
+        let key = fields[index].key
+        for slot in 0..<count where key == self.key(ofSlot: slot) {
+          fields[index].key =
+            target == .standard ? "__nsurlrequest_proto_prop_obj_\(slot)" : "$\(slot + 3)"
+        }
+        if target == .dollarNumbered, key == propsKeys.0 { fields[index].key = propsKeys.1 }
+        if target == .standard, key == propsKeys.1 { fields[index].key = propsKeys.0 }
+      }
+    }
+    copy.layout = target
+    return copy
+  }
+
+  /// Re-archives the request after editing its fields, keeping every field and object it had.
+  private func rebuilt(
+    rootKey: String? = nil, _ edit: (inout [ArchivedField]) -> Void
+  ) throws -> URLRequestArchive {
+    guard case .object(var object) = try archive.decodeRoot() else {
+      throw KeyedArchiveError(.badObject, "is not an object", at: "$top.\(archive.rootKey)")
+    }
+    edit(&object.fields)
+    var builder = KeyedArchiveBuilder()
+    let uid = builder.encode(.object(object))
+    var copy = self
+    copy.archive = try builder.archive(rootUID: uid, rootKey: rootKey ?? archive.rootKey)
+    return copy
+  }
+
+  /// The encoded archive (binary, as CFNetwork always writes request archives).
+  ///
+  /// - Throws: `KeyedArchiveError` if the archive cannot be written.
+  public func encoded() throws -> Data {
+    try archive.encoded(as: .binary)
+  }
+}
+
+/// The typed values of a request, for building a request archive.
+public struct URLRequestFields: Sendable, Hashable {
+  /// One header field.
+  public struct Header: Sendable, Hashable {
+    /// The field name.
+    public var name: String
+    /// The field value.
+    public var value: String
+    /// Creates a header field.
+    public init(_ name: String, _ value: String) {
+      self.name = name
+      self.value = value
+    }
+  }
+
+  /// The URL (absolute).
+  public var url: String
+  /// The HTTP method; nil (with no headers and no body) gives a request without an HTTP message.
+  public var httpMethod: String?
+  /// The header fields, in order.
+  public var headerFields: [Header]
+  /// The body.
+  public var body: Data?
+  /// The timeout interval in seconds (Foundation's default, 60).
+  public var timeoutInterval: Double
+  /// The cache policy (0, `useProtocolCachePolicy`).
+  public var cachePolicy: Int
+  /// The main document URL.
+  public var mainDocumentURL: String?
+  /// HTTPShouldHandleCookies (true).
+  public var httpShouldHandleCookies: Bool
+  /// allowsCellularAccess (true).
+  public var allowsCellularAccess: Bool
+  /// The network service type (0, default).
+  public var networkServiceType: Int
+  /// The request priority (−1, default).
+  public var priority: Int
+  /// Whether the class is NSMutableURLRequest (true) or NSURLRequest.
+  public var isMutable: Bool
+  /// Other plain values of the request object (`startTimeoutTime`, `allowsExpensiveNetworkAccess`, …).
+  public var extraFields: PropertyListDictionary
+
+  /// Creates request fields with Foundation's defaults.
+  public init(
+    url: String, httpMethod: String? = "GET", headerFields: [Header] = [], body: Data? = nil,
+    timeoutInterval: Double = 60, cachePolicy: Int = 0, mainDocumentURL: String? = nil,
+    httpShouldHandleCookies: Bool = true, allowsCellularAccess: Bool = true,
+    networkServiceType: Int = 0,
+    priority: Int = -1, isMutable: Bool = true, extraFields: PropertyListDictionary = [:]
+  ) {
+    self.url = url
+    self.httpMethod = httpMethod
+    self.headerFields = headerFields
+    self.body = body
+    self.timeoutInterval = timeoutInterval
+    self.cachePolicy = cachePolicy
+    self.mainDocumentURL = mainDocumentURL
+    self.httpShouldHandleCookies = httpShouldHandleCookies
+    self.allowsCellularAccess = allowsCellularAccess
+    self.networkServiceType = networkServiceType
+    self.priority = priority
+    self.isMutable = isMutable
+    self.extraFields = extraFields
+  }
+}
+
+extension [ArchivedField] {
+  /// Replaces the value of the field with a key, or appends the field.
+  mutating func set(_ key: String, _ value: ArchivedField.Value) {
+    if let index = firstIndex(where: { $0.key == key }) {
+      self[index].value = value
+    } else {
+      append(ArchivedField(key, value))
+    }
+  }
+}
