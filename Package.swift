@@ -54,7 +54,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ResumeDataCLITests",
-      dependencies: ["ResumeDataCLI", "PropertyList"]
+      dependencies: ["ResumeDataCLI", "PropertyList", "KeyedArchive"]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -13,6 +13,7 @@ public enum ResumeDataTool {
 
     SUBCOMMANDS:
       plist             Convert a property list between XML, binary and typed JSON.
+      archive           Print a keyed archive's object graph, as text or JSON.
 
     OPTIONS:
       -h, --help        Show this help (or `resumedata <subcommand> --help`).
@@ -37,7 +38,8 @@ public enum ResumeDataTool {
     } catch {
       streams.printError(error.rendered)
       if error.showsUsageHint {
-        let subcommand = arguments.first.map { ["plist"].contains($0) ? " \($0)" : "" } ?? ""
+        let subcommand =
+          arguments.first.map { ["plist", "archive"].contains($0) ? " \($0)" : "" } ?? ""
         streams.printError("Run 'resumedata\(subcommand) --help' for usage.")
       }
       return error.exitCode
@@ -57,6 +59,8 @@ public enum ResumeDataTool {
       streams.print("resumedata \(version)")
     case "plist":
       try PlistCommand.run(rest, streams: streams)
+    case "archive":
+      try ArchiveCommand.run(rest, streams: streams)
     default:
       throw .usage("unknown subcommand '\(first)'")
     }
