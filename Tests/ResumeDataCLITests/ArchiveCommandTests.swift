@@ -72,7 +72,8 @@ struct ArchiveCommandTests {
     #expect(status == .success)
     let text = String(decoding: captured.standardOutput, as: UTF8.self)
     #expect(text.contains("    [0]: @3 <\(request.count) bytes: nested NSKeyedArchiver archive>\n"))
-    #expect(text.contains("\n          NS.relative: @4 \"https://example.com/files/archive.zip\"\n"))
+    #expect(
+      text.contains("\n          NS.relative: @4 \"https://example.com/files/archive.zip\"\n"))
   }
 
   @Test("Every archive fixture prints as text and as valid JSON", arguments: archiveFixtures)
