@@ -3,7 +3,7 @@ import PropertyList
 
 /// A decoded archived object of one of the Foundation classes that occur in resume data and in common
 /// archives, or any other object with its fields.
-public indirect enum ArchivedValue: Sendable, Hashable {
+public enum ArchivedValue: Sendable, Hashable {
   /// `nil` (UID pointing at `$null`).
   case null
   /// NSString (a plain string object), or NSMutableString (an instance with `NS.string`) when `mutable`.
@@ -25,7 +25,7 @@ public indirect enum ArchivedValue: Sendable, Hashable {
   /// NSDictionary or NSMutableDictionary (`NS.keys`, `NS.objects`), in archived order.
   case dictionary([ArchivedDictionaryEntry], mutable: Bool = false)
   /// NSURL (`NS.base`, `NS.relative`).
-  case url(ArchivedURL)
+  indirect case url(ArchivedURL)
   /// NSUUID (`NS.uuidbytes`).
   case uuid(UUID)
   /// NSNull (an instance, unlike `null`).

@@ -65,11 +65,10 @@ struct BinaryParser {
   // Parsed objects by index, so a shared object is built once (exponential sharing stays linear)
   // and CoreFoundation's uniquing is mirrored as shared values.
   var cache: [PropertyListValue?]
-  // Objects whose reading is in progress: meeting one again means the plist contains a cycle.
-  var inProgress: [Bool]
   // How many values each read object stands for once shared references are expanded, so that a
   // plist whose objects reference each other exponentially is refused instead of handing callers a
-  // value too large to walk.
+  // value too large to walk; -1 while the object is being read, so that meeting it again means the
+  // plist contains a cycle.
   var expandedSize: [Int]
   var depth = 0
   var visited = 0
@@ -79,7 +78,6 @@ struct BinaryParser {
     self.limits = limits
     trailer = try Self.validate(bytes, limits: limits)
     cache = [PropertyListValue?](repeating: nil, count: trailer.objectCount)
-    inProgress = [Bool](repeating: false, count: trailer.objectCount)
     expandedSize = [Int](repeating: 0, count: trailer.objectCount)
   }
 
@@ -240,7 +238,7 @@ struct BinaryParser {
       try countVisits(expandedSize[index], at: referencedAt)
       return cached
     }
-    guard !inProgress[index] else {
+    guard expandedSize[index] >= 0 else {
       throw PropertyListError(
         .cycle, "object \(index) contains itself (reference cycle)", at: .offset(referencedAt))
     }
@@ -478,12 +476,12 @@ struct BinaryParser {
         .limitExceeded, "nesting deeper than the limit of \(limits.maximumDepth)",
         at: .offset(offset))
     }
-    inProgress[index] = true
+    expandedSize[index] = -1
   }
 
   mutating func leave(_ index: Int) {
     depth -= 1
-    inProgress[index] = false
+    expandedSize[index] = 0
   }
 
   mutating func readArray(_ index: Int, at offset: Int, marker: UInt8) throws -> PropertyListValue {

@@ -12,8 +12,8 @@ public enum PropertyListFormat: String, Sendable, Hashable, CaseIterable {
   /// - Throws: `PropertyListError` with code `.unsupportedFormat` for JSON, OpenStep, other binary
   ///   plist versions, and anything else, saying which it looks like.
   public static func detect(_ bytes: some Collection<UInt8>) throws -> PropertyListFormat {
-    if bytes.starts(with: Array("bplist0".utf8)) { return .binary }
-    if bytes.starts(with: Array("bplist".utf8)) {
+    if bytes.starts(with: binaryMagic) { return .binary }
+    if bytes.starts(with: binaryMagic.prefix(6)) {
       throw PropertyListError(
         .unsupportedFormat,
         "binary property list of an unsupported version (only bplist0x is read)",
@@ -63,6 +63,8 @@ public enum PropertyListFormat: String, Sendable, Hashable, CaseIterable {
     }
   }
 }
+
+private let binaryMagic: [UInt8] = Array("bplist0".utf8)
 
 extension PropertyListValue {
   /// Reads a property list in either format, detecting which.

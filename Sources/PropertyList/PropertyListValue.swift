@@ -5,7 +5,7 @@ import Foundation
 /// Dictionaries keep their keys in the order they were read, integers cover all of `Int64` plus the
 /// unsigned 64-bit values that binary plists store as 16-byte integers, reals remember whether they
 /// were stored in 32 or 64 bits, and UIDs (the references NSKeyedArchiver uses) are a type of their own.
-public indirect enum PropertyListValue: Sendable, Hashable {
+public enum PropertyListValue: Sendable, Hashable {
   /// A dictionary with string keys, in the order they were read or inserted.
   case dictionary(PropertyListDictionary)
   /// An ordered array.
