@@ -101,9 +101,10 @@ struct ArchiveDecoder {
         throw KeyedArchiveError(.cycle, "object \(uid) contains itself", at: here())
       }
       depth += 1
-      guard depth <= limits.maximumDepth else {
+      guard depth <= limits.effectiveMaximumDepth else {
         throw KeyedArchiveError(
-          .limitExceeded, "references nest deeper than the limit of \(limits.maximumDepth)",
+          .limitExceeded,
+          "references nest deeper than the limit of \(limits.effectiveMaximumDepth)",
           at: here())
       }
       inProgress.insert(uid)
@@ -154,7 +155,8 @@ struct ArchiveDecoder {
       switch fields["NS.time"] {
       case .real(let real)?: return .date(Date(timeIntervalSinceReferenceDate: real.value))
       case .integer(let integer)?:
-        return .date(Date(timeIntervalSinceReferenceDate: Double(integer.int64Value ?? 0)))
+        let seconds = integer.int64Value.map(Double.init) ?? Double(integer.uint64Value ?? 0)
+        return .date(Date(timeIntervalSinceReferenceDate: seconds))
       default:
         throw KeyedArchiveError(.badObject, "has no number NS.time", at: here(.key("NS.time")))
       }
@@ -242,6 +244,8 @@ struct ArchiveDecoder {
     -> PropertyListValue?
   {
     switch fields[key] {
+    // UID 0 is nil, as everywhere else, not the string "$null" that object 0 holds.
+    case .uid(0)?: return nil
     case .uid(let uid)?: return try archive.object(uid, at: here(.key(key)))
     case let value?: return value
     case nil: return nil

@@ -81,8 +81,8 @@ struct ArchiveResolver {
       if inProgress.contains(uid) { return .reference(uid: uid, isCycle: true) }
       if shown.contains(uid) { return .reference(uid: uid, isCycle: false) }
       shown.insert(uid)
-      guard depth < limits.maximumDepth else {
-        return .truncated("references nest deeper than \(limits.maximumDepth)")
+      guard depth < limits.effectiveMaximumDepth else {
+        return .truncated("references nest deeper than \(limits.effectiveMaximumDepth)")
       }
       depth += 1
       inProgress.insert(uid)

@@ -63,7 +63,8 @@ public struct KeyedArchiveLimits: Sendable, Hashable {
   /// Limits for reading the property-list container.
   public var propertyList: PropertyListLimits
   /// Deepest chain of object references followed when decoding typed values or resolving the graph
-  /// for display. Guards the stack against long reference chains. Default 256.
+  /// for display. Guards the stack against long reference chains. Default 256; values above
+  /// `depthCeiling` act as `depthCeiling`, since decoding recurses once per level.
   public var maximumDepth: Int
   /// Most objects visited when resolving or decoding, counting each visit of a shared object.
   /// Guards time and memory against archives whose objects reference each other exponentially.
@@ -79,6 +80,13 @@ public struct KeyedArchiveLimits: Sendable, Hashable {
     self.maximumDepth = maximumDepth
     self.maximumVisits = maximumVisits
   }
+
+  /// The deepest reference chain ever followed, whatever `maximumDepth` says: 400 levels of the
+  /// recursive decoder fit in a 512 KiB thread stack, even in a debug build.
+  public static let depthCeiling = 400
+
+  /// `maximumDepth`, capped at `depthCeiling`.
+  public var effectiveMaximumDepth: Int { min(maximumDepth, Self.depthCeiling) }
 
   /// The defaults.
   public static let `default` = KeyedArchiveLimits()
