@@ -46,7 +46,8 @@ let package = Package(
     ),
     .testTarget(
       name: "PropertyListTests",
-      dependencies: ["PropertyList"]
+      dependencies: ["PropertyList"],
+      exclude: ["FuzzRegressions"]
     ),
     .testTarget(
       name: "KeyedArchiveTests",

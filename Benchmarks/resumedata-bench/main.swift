@@ -48,7 +48,8 @@ enum Usage {
     OPTIONS:
       --input <input>         small, large or all (default: all).
       --rounds <n>            Timed rounds per measurement; the best is reported (default: 3).
-      --round-time <seconds>  Minimum duration of one round (default: 0.3).
+      --round-time <seconds>  Minimum duration of one round (default: 0.3). No round starts
+                            after 5 s on one measurement.
       -h, --help              Show help information.
     """
 }
@@ -101,6 +102,9 @@ struct TimingOptions {
   var rounds = 3
   /// Minimum wall time of one round, in seconds.
   var roundTime = 0.3
+  /// No round starts once this many seconds have been spent on a measurement (there is always at
+  /// least one timed round). Keeps the multi-second calls on the 10 MB input affordable.
+  var budget = 5.0
 }
 
 /// Times `body` and returns the best seconds per call.
@@ -109,7 +113,8 @@ struct TimingOptions {
 /// `options.rounds` rounds, each repeating the call until `options.roundTime` has passed (at least
 /// once), and keeps the round with the lowest average. The best round is the least disturbed by the
 /// other processes on a small machine. A warm-up call that alone outlasts a round counts as the
-/// first round, which keeps multi-second calls on the 10 MB input from dominating the run.
+/// first round, and no round starts after `options.budget` seconds, which keeps multi-second calls
+/// on the 10 MB input from dominating the run.
 ///
 /// - Throws: whatever `body` throws, on the first call that throws.
 func bestSecondsPerCall(_ options: TimingOptions, _ body: () throws -> Void) throws -> Double {
@@ -123,7 +128,8 @@ func bestSecondsPerCall(_ options: TimingOptions, _ body: () throws -> Void) thr
     best = warmUp
     rounds -= 1
   }
-  for _ in 0..<rounds {
+  for round in 0..<rounds {
+    if round > 0 || best.isFinite, seconds(clock.now - warmUpStart) >= options.budget { break }
     var calls = 0
     var elapsed = 0.0
     let start = clock.now

@@ -194,6 +194,11 @@ static void shim_structured_error(void *user, xmlErrorPtr error) {
   shim_fail(state, kind, error->line > 0 ? error->line : shim_line(state), message);
 }
 
+static void shim_silent_generic_error(void *context, const char *message, ...) {
+  (void)context;
+  (void)message;
+}
+
 int cxml_shim_parse(const void *bytes, size_t length, const CXMLShimHandlers *handlers,
                     void *context) {
   pthread_once(&shim_once, shim_initialize);
@@ -238,7 +243,16 @@ int cxml_shim_parse(const void *bytes, size_t length, const CXMLShimHandlers *ha
   sax->serror = shim_structured_error;
   parser->userData = &state;
 
+  // Some libxml2 paths (encoding conversion, I/O) report through the generic error function, which
+  // prints to stderr by default. It is per thread in libxml2, so silence it around this parse only;
+  // the structured handler above still sees every error that matters.
+  xmlGenericErrorFunc previousGeneric = xmlGenericError;
+  void *previousGenericContext = xmlGenericErrorContext;
+  xmlSetGenericErrorFunc(NULL, shim_silent_generic_error);
+
   xmlParseDocument(parser);
+
+  xmlSetGenericErrorFunc(previousGenericContext, previousGeneric);
 
   if (!state.failed && !parser->wellFormed) {
     shim_fail(&state, CXMLShimErrorKindMalformed, shim_line(&state), "XML is not well-formed");

@@ -317,7 +317,13 @@ struct BinaryParser {
         throw PropertyListError(
           .invalidValue, "\(size)-byte UID does not fit in 64 bits", at: .offset(nonzero))
       }
-      value = .uid(Self.readSizedUInt(bytes, offset + 1 + max(0, size - 8), min(size, 8)))
+      let uid = Self.readSizedUInt(bytes, offset + 1 + max(0, size - 8), min(size, 8))
+      // CoreFoundation's reader refuses UIDs above UInt32.max, and XML's CF$UID cannot hold them.
+      guard uid <= UInt64(UInt32.max) else {
+        throw PropertyListError(
+          .invalidValue, "UID \(uid) is above 4294967295", at: .offset(offset + 1))
+      }
+      value = .uid(uid)
     case 0xA:
       value = try readArray(index, at: offset, marker: marker)
     case 0xD:

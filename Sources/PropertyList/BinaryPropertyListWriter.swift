@@ -115,7 +115,11 @@ struct Flattener {
       }
       if firstFalse == nil { firstFalse = index }
       return firstFalse!
-    case .uid:
+    case .uid(let uid):
+      guard uid <= UInt64(UInt32.max) else {
+        throw PropertyListError(
+          .unencodable, "UID \(uid) is above 4294967295, which no reader accepts")
+      }
       objects.append(.scalar(value))
       return objects.count - 1
     case .string, .integer, .real, .date, .data:
@@ -248,7 +252,8 @@ struct Emitter {
         }
       }
     case .uid(let uid):
-      // CoreFoundation writes UIDs in 1, 2 or 4 bytes; 8 covers values no Apple writer produces.
+      // CoreFoundation writes UIDs in 1, 2 or 4 bytes; flattening refuses larger ones, but a table
+      // built by hand may hold one, and 8 bytes keep it intact rather than truncated.
       let size = uid <= 0xFF ? 1 : uid <= 0xFFFF ? 2 : uid <= 0xFFFF_FFFF ? 4 : 8
       out.append(0x80 | UInt8(size - 1))
       appendSized(uid, size)

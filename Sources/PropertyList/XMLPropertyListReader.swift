@@ -208,7 +208,8 @@ private struct XMLValueBuilder {
       depth -= 1
       if frame.awaitingValue {
         return fail(
-          .malformed, "key \"\(keys[keys.count - 1])\" in <dict> has no value", line: line)
+          .malformed, "key \"\(Self.escaped(keys[keys.count - 1]))\" in <dict> has no value",
+          line: line)
       }
       return endDictionary(frame)
     }
@@ -258,7 +259,8 @@ private struct XMLValueBuilder {
       if tag == .key {
         if top.awaitingValue {
           return fail(
-            .malformed, "key \"\(keys[keys.count - 1])\" in <dict> has no value", line: line)
+            .malformed, "key \"\(Self.escaped(keys[keys.count - 1]))\" in <dict> has no value",
+            line: line)
         }
       } else if !top.awaitingValue {
         return fail(
@@ -445,10 +447,17 @@ private struct XMLValueBuilder {
     return UnsafeBufferPointer(rebasing: text[start..<end])
   }
 
-  /// At most 40 bytes of the text, for messages.
+  /// At most 40 bytes of the text, for messages, escaped so that a message stays on one line.
   private static func excerpt(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-    let shown = String(decoding: bytes.prefix(40), as: UTF8.self)
+    let shown = escaped(String(decoding: bytes.prefix(40), as: UTF8.self))
     return bytes.count > 40 ? shown + "…" : shown
+  }
+
+  /// Text for inside quotes in a message: quotes, backslashes and control characters escaped as in JSON.
+  static func escaped(_ text: String) -> String {
+    var quoted = ""
+    appendJSONString(text, to: &quoted)
+    return String(quoted.dropFirst().dropLast())
   }
 
   /// libxml2's messages end in newlines and sometimes " !"; this makes them one clean line.

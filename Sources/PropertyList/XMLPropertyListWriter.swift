@@ -62,6 +62,10 @@ public struct XMLPropertyListWriter: Sendable {
       appendIndent(depth, to: &out)
       out.append(contentsOf: "</data>\n".utf8)
     case .uid(let uid):
+      guard uid <= UInt64(UInt32.max) else {
+        throw PropertyListError(
+          .unencodable, "UID \(uid) is above 4294967295, which no reader accepts")
+      }
       out.append(contentsOf: "<dict>\n".utf8)
       appendIndent(depth + 1, to: &out)
       out.append(contentsOf: "<key>CF$UID</key>\n".utf8)

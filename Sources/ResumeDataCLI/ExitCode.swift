@@ -51,7 +51,8 @@ public struct CommandError: Error, Sendable, Equatable {
     return CommandError(status, error.message, file: file, location: error.location)
   }
 
-  /// The line printed to standard error: `Error: FILE:LOCATION: message`.
+  /// The line printed to standard error: `Error: FILE:LOCATION: message`. Control characters
+  /// (from keys or text quoted out of the input) are escaped, so an error is always one line.
   public var rendered: String {
     var prefix = "Error: "
     if let file {
@@ -61,6 +62,27 @@ public struct CommandError: Error, Sendable, Equatable {
       default: prefix += ":\(location): "
       }
     }
-    return prefix + message
+    return Self.oneLine(prefix + message)
+  }
+
+  static func oneLine(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+      return text
+    }
+    var out = ""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\n": out += "\\n"
+      case "\r": out += "\\r"
+      case "\t": out += "\\t"
+      default:
+        if scalar.value < 0x20 || scalar.value == 0x7F {
+          out += "\\u{" + String(scalar.value, radix: 16) + "}"
+        } else {
+          out.unicodeScalars.append(scalar)
+        }
+      }
+    }
+    return out
   }
 }
