@@ -8,8 +8,8 @@ extension KeyedArchive {
   ///   itself (`.cycle`), a Foundation object without the fields its class requires (`.badObject`), or
   ///   a graph deeper or larger than `limits` allows (`.limitExceeded`).
   public func decodeRoot(limits: KeyedArchiveLimits = .default) throws -> ArchivedValue {
-    var decoder = ArchiveDecoder(archive: self, limits: limits, start: .top(rootKey))
-    return try decoder.decode(rootUID)
+    var decoder = ArchiveDecoder(archive: self, limits: limits)
+    return try decoder.decode(rootUID, at: .top(rootKey))
   }
 
   /// Decodes the object a UID names into typed values.
@@ -18,8 +18,8 @@ extension KeyedArchive {
   public func decodeValue(_ uid: UInt64, limits: KeyedArchiveLimits = .default) throws
     -> ArchivedValue
   {
-    var decoder = ArchiveDecoder(archive: self, limits: limits, start: .object(uid))
-    return try decoder.decode(uid)
+    var decoder = ArchiveDecoder(archive: self, limits: limits)
+    return try decoder.decode(uid, at: .object(uid))
   }
 }
 
@@ -50,27 +50,29 @@ struct ArchiveDecoder {
   let limits: KeyedArchiveLimits
   var visits = 0
   var depth = 0
-  var inProgress = Set<UInt64>()
-  // The key path to the value being decoded; pushed and popped as the decoder descends, so that
-  // nothing is allocated for paths unless an error needs one rendered.
-  var path: [KeyPathStep]
+  // The instances being decoded (a short stack: it is as deep as the references).
+  var inProgress: [UInt64] = []
 
-  init(archive: KeyedArchive, limits: KeyedArchiveLimits, start: KeyPathStep) {
+  init(archive: KeyedArchive, limits: KeyedArchiveLimits) {
     self.archive = archive
     self.limits = limits
-    path = [start]
-    path.reserveCapacity(16)
   }
 
+  // Errors are thrown with the key path below the object being decoded, and each level prefixes
+  // its own step as the error passes through, so that nothing is spent on paths unless an error
+  // needs one.
   func here(_ extra: KeyPathStep...) -> String {
-    KeyPathStep.render(path + extra)
+    KeyPathStep.render(extra)
   }
 
-  /// Decodes the object `uid` names, one step below the current path.
+  /// Decodes the object `uid` names, one step below the current object.
   mutating func decode(_ uid: UInt64, at step: KeyPathStep) throws -> ArchivedValue {
-    path.append(step)
-    defer { path.removeLast() }
-    return try decode(uid)
+    do {
+      return try decode(uid)
+    } catch var error as KeyedArchiveError {
+      error.keyPath = KeyPathStep.render([step]) + error.keyPath
+      throw error
+    }
   }
 
   mutating func decode(_ uid: UInt64) throws -> ArchivedValue {
@@ -107,9 +109,9 @@ struct ArchiveDecoder {
           "references nest deeper than the limit of \(limits.effectiveMaximumDepth)",
           at: here())
       }
-      inProgress.insert(uid)
+      inProgress.append(uid)
       defer {
-        inProgress.remove(uid)
+        inProgress.removeLast()
         depth -= 1
       }
       let chain = try archive.classChain(classUID, at: here(.key("$class")))
@@ -192,9 +194,12 @@ struct ArchiveDecoder {
       var decoded = [ArchivedField]()
       decoded.reserveCapacity(fields.count)
       for (key, value) in fields where key != "$class" {
-        path.append(.key(key))
-        defer { path.removeLast() }
-        decoded.append(ArchivedField(key, try field(value)))
+        do {
+          decoded.append(ArchivedField(key, try field(value)))
+        } catch var error as KeyedArchiveError {
+          error.keyPath = KeyPathStep.render([.key(key)]) + error.keyPath
+          throw error
+        }
       }
       return .object(ArchivedObject(classChain: chain, fields: decoded))
     }
@@ -231,9 +236,12 @@ struct ArchiveDecoder {
         throw KeyedArchiveError(
           .badObject, "is a \(element.typeName), not a UID", at: here(.key(key), .index(index)))
       }
-      path.append(.key(key))
-      defer { path.removeLast() }
-      decoded.append(try decode(uid, at: .index(index)))
+      do {
+        decoded.append(try decode(uid, at: .index(index)))
+      } catch var error as KeyedArchiveError {
+        error.keyPath = KeyPathStep.render([.key(key)]) + error.keyPath
+        throw error
+      }
     }
     return decoded
   }

@@ -55,9 +55,12 @@ public struct URLRequestArchive: Sendable, Hashable {
   }
 
   /// The archive; its root is the request object.
-  public private(set) var archive: KeyedArchive
+  public let archive: KeyedArchive
   /// Which keys hold the slots.
-  public private(set) var layout: Layout
+  public let layout: Layout
+  // The request object's fields and each slot's UID (0 when absent or `$null`), found once.
+  private let fields: PropertyListDictionary
+  private let slotUIDs: [UInt64]
 
   /// Reads a request archive (the bytes of a `NSURLSessionResumeCurrentRequest` value, say).
   ///
@@ -72,9 +75,10 @@ public struct URLRequestArchive: Sendable, Hashable {
   /// - Throws: `KeyedArchiveError` if the root is not a request in CFNetwork's layout.
   public init(archive: KeyedArchive) throws {
     self.archive = archive
-    layout = .standard
-    let fields = try requestFields()
     let path = "$top.\(archive.rootKey)"
+    guard case .dictionary(let fields) = try archive.object(archive.rootUID, at: path) else {
+      throw KeyedArchiveError(.badObject, "is not an object", at: path)
+    }
     guard let chain = archive.classChain(ofObject: archive.rootUID), chain.contains("NSURLRequest")
     else {
       throw KeyedArchiveError(.badObject, "is not an NSURLRequest", at: path)
@@ -89,6 +93,20 @@ public struct URLRequestArchive: Sendable, Hashable {
         "has neither __nsurlrequest_proto_prop_obj_0 nor $3: not CFNetwork's request layout",
         at: path)
     }
+    self.fields = fields
+    // One pass over the fields, rather than building every slot's key for every lookup.
+    let count = max(0, min(Int(fields["$2"]?.int64Value ?? 0), 4096))
+    var uids = [UInt64](repeating: 0, count: count)
+    let prefix = layout == .standard ? "__nsurlrequest_proto_prop_obj_" : "$"
+    let offset = layout == .standard ? 0 : 3
+    for (key, value) in fields {
+      guard case .uid(let uid) = value, let number = Self.slotNumber(key, prefix: prefix) else {
+        continue
+      }
+      let slot = number - offset
+      if slot >= 0, slot < count { uids[slot] = uid }
+    }
+    slotUIDs = uids
   }
 
   /// A request archive built from typed values in CFNetwork's layout: `$0` = 2, `$1` = 9, `$2` = 16
@@ -142,18 +160,23 @@ public struct URLRequestArchive: Sendable, Hashable {
       archive: KeyedArchive(root: .object(ArchivedObject(classChain: chain, fields: fields))))
   }
 
-  private func requestFields() throws -> PropertyListDictionary {
-    guard
-      case .dictionary(let fields) = try archive.object(
-        archive.rootUID, at: "$top.\(archive.rootKey)")
-    else {
-      throw KeyedArchiveError(.badObject, "is not an object", at: "$top.\(archive.rootKey)")
+  /// N when `key` is `prefix` followed by the digits of N (at most 6), else nil.
+  private static func slotNumber(_ key: String, prefix: String) -> Int? {
+    var key = key
+    var prefix = prefix
+    return prefix.withUTF8 { prefixBytes in
+      key.withUTF8 { bytes -> Int? in
+        guard bytes.count > prefixBytes.count, bytes.count - prefixBytes.count <= 6,
+          bytes.starts(with: prefixBytes)
+        else { return nil }
+        var value = 0
+        for byte in bytes[prefixBytes.count...] {
+          guard (0x30...0x39).contains(byte) else { return nil }
+          value = value * 10 + Int(byte - 0x30)
+        }
+        return value
+      }
     }
-    return fields
-  }
-
-  private var fields: PropertyListDictionary {
-    (try? requestFields()) ?? [:]
   }
 
   /// The class of the request object (`NSURLRequest` or `NSMutableURLRequest`).
@@ -172,16 +195,17 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// The object in a slot, or nil when the slot is absent or `$null`.
   public func slotObject(_ index: Int) -> PropertyListValue? {
-    guard case .uid(let uid)? = fields[key(ofSlot: index)], uid != 0, !archive.isNull(uid) else {
+    guard index >= 0, index < slotUIDs.count, slotUIDs[index] != 0, !archive.isNull(slotUIDs[index])
+    else {
       return nil
     }
-    return try? archive.object(uid)
+    return try? archive.object(slotUIDs[index])
   }
 
   /// The typed value in a slot, or nil when the slot is absent, `$null`, or cannot be decoded.
   public func slotValue(_ slot: Slot) -> ArchivedValue? {
-    guard case .uid(let uid)? = fields[key(ofSlot: slot.rawValue)], uid != 0 else { return nil }
-    return try? archive.decodeValue(uid)
+    guard slot.rawValue < slotUIDs.count, slotUIDs[slot.rawValue] != 0 else { return nil }
+    return try? archive.decodeValue(slotUIDs[slot.rawValue])
   }
 
   /// The URL, as an absolute string.
@@ -314,7 +338,7 @@ public struct URLRequestArchive: Sendable, Hashable {
     guard target != layout else { return self }
     let count = slotCount
     let propsKeys = ("__nsurlrequest_proto_props", "$\(count + 3)")
-    var copy = try rebuilt(
+    return try rebuilt(
       rootKey: target == .dollarNumbered ? "root" : "NSKeyedArchiveRootObjectKey"
     ) { fields in
       for index in 0..<fields.count {
@@ -327,8 +351,6 @@ public struct URLRequestArchive: Sendable, Hashable {
         if target == .standard, key == propsKeys.1 { fields[index].key = propsKeys.0 }
       }
     }
-    copy.layout = target
-    return copy
   }
 
   /// Re-archives the request after editing its fields, keeping every field and object it had.
@@ -341,9 +363,8 @@ public struct URLRequestArchive: Sendable, Hashable {
     edit(&object.fields)
     var builder = KeyedArchiveBuilder()
     let uid = builder.encode(.object(object))
-    var copy = self
-    copy.archive = try builder.archive(rootUID: uid, rootKey: rootKey ?? archive.rootKey)
-    return copy
+    return try URLRequestArchive(
+      archive: builder.archive(rootUID: uid, rootKey: rootKey ?? archive.rootKey))
   }
 
   /// The encoded archive (binary, as CFNetwork always writes request archives).

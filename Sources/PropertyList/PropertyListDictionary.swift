@@ -14,7 +14,10 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
   // Built lazily only for dictionaries large enough that a linear scan would hurt.
   private var index: [String: Int]?
 
-  private static let indexThreshold = 16
+  // Up to this many entries, lookups scan (comparing lengths first) and duplicate keys are found by
+  // fingerprint: cheaper than hashing every key into a table for the many small dictionaries of
+  // archives and resume data. Above it, a hash index pays for itself.
+  private static let indexThreshold = 64
 
   /// Creates an empty dictionary.
   public init() {
@@ -45,7 +48,8 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
   /// The position of a key, if present.
   public func position(of key: String) -> Int? {
     if let index { return index[key] }
-    return entries.firstIndex { $0.key == key }
+    let length = key.utf8.count
+    return entries.firstIndex { $0.key.utf8.count == length && $0.key == key }
   }
 
   /// Reads, replaces (in place), appends or (with nil) removes the value for a key.
@@ -87,12 +91,20 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
   /// position, as CoreFoundation's readers do) and builds the lookup index when the dictionary is large.
   mutating func finishBuilding() {
     if entries.count <= Self.indexThreshold {
+      // Duplicates are rare: compare cheap fingerprints pairwise, and whole keys only when two match.
+      var fingerprints = [UInt64]()
+      fingerprints.reserveCapacity(entries.count)
+      for entry in entries { fingerprints.append(Self.fingerprint(entry.key)) }
       var position = 1
       while position < entries.count {
         let key = entries[position].key
-        if let first = entries[..<position].firstIndex(where: { $0.key == key }) {
+        let print = fingerprints[position]
+        if let first = (0..<position).first(where: {
+          fingerprints[$0] == print && entries[$0].key == key
+        }) {
           entries[first].value = entries[position].value
           entries.remove(at: position)
+          fingerprints.remove(at: position)
         } else {
           position += 1
         }
@@ -112,6 +124,16 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
     }
     if let folded { entries = folded }
     index = built
+  }
+
+  /// FNV-1a over the UTF-8 bytes: a quick fingerprint, not a hash for tables.
+  private static func fingerprint(_ key: String) -> UInt64 {
+    var key = key
+    return key.withUTF8 { bytes in
+      var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+      for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+      return hash
+    }
   }
 
   private mutating func rebuildIndexIfLarge() {
