@@ -1,8 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Fuzz targets for the property-list readers, kept out of the main build: they only build with
-// `--sanitize=fuzzer`, which links libFuzzer's own `main`. See README.md.
+// Fuzz targets for the property-list readers and the keyed-archive layer, kept out of the main
+// build: they only build with `--sanitize=fuzzer`, which links libFuzzer's own `main`. See README.md.
 let package = Package(
   name: "ResumeDataKitFuzz",
   dependencies: [
@@ -20,6 +20,14 @@ let package = Package(
     .executableTarget(
       name: "FuzzXMLPlist",
       dependencies: ["FuzzCommon"]
+    ),
+    .executableTarget(
+      name: "FuzzKeyedArchive",
+      dependencies: [
+        "FuzzCommon",
+        .product(name: "KeyedArchive", package: "ResumeDataKit"),
+        .product(name: "PropertyList", package: "ResumeDataKit"),
+      ]
     ),
   ],
   swiftLanguageModes: [.v6]

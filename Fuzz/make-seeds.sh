@@ -1,7 +1,8 @@
 #!/bin/sh
 # Fills corpus-binary/ and corpus-xml/ (both gitignored) with seed inputs for the fuzz targets:
 # every file under the repository's Fixtures/ and the shared peer suites that starts like a binary
-# plist ("bplist") or an XML plist ("<?xml" or "<plist", after an optional UTF-8 byte-order mark).
+# plist ("bplist") or an XML plist ("<?xml" or "<plist", after an optional UTF-8 byte-order mark);
+# and corpus-archive/ with the keyed archives among them (see the end of the script).
 # Seeds are named by content hash, so running this again adds nothing twice and keeps whatever
 # the fuzzer has added. Usage: ./make-seeds.sh [extra directories to scan...]
 set -eu
@@ -35,3 +36,31 @@ for dir in "$root/Fixtures" "$peers" "$@"; do
 done
 echo "make-seeds: added $binary binary and $xml XML seeds" \
   "($(ls "$here/corpus-binary" | wc -l) and $(ls "$here/corpus-xml" | wc -l) in total)"
+
+# corpus-archive/ (for FuzzKeyedArchive): every keyed archive, binary or XML, under
+# Fixtures/archive, and Apple's archives from swift-corelibs-foundation's test resources (the
+# *.archive fixtures and NSKeyedUnarchiver-*.plist).
+mkdir -p "$here/corpus-archive"
+archives=0
+resources="$peers/swift-corelibs-foundation/Tests/Foundation/Resources"
+{
+  if [ -d "$root/Fixtures/archive" ]; then find "$root/Fixtures/archive" -type f -size -4M; fi
+  if [ -d "$resources" ]; then
+    find "$resources" -type f \( -name '*.archive' -o -name 'NSKeyedUnarchiver-*.plist' \)
+  else
+    echo "make-seeds: skipping $resources (absent)" >&2
+  fi
+} >"$list"
+while IFS= read -r file; do
+  head=$(head -c 8 "$file" | tr -d '\000')
+  case "$head" in
+    bplist* | "<?xml"* | "<plist"* | "$bom<?xml"* | "$bom<plist"*) ;;
+    *) continue ;; # the generator scripts beside the fixtures
+  esac
+  name=$(sha1sum "$file" | cut -c1-40)
+  if [ ! -e "$here/corpus-archive/$name" ]; then
+    cp "$file" "$here/corpus-archive/$name"
+    archives=$((archives + 1))
+  fi
+done <"$list"
+echo "make-seeds: added $archives keyed-archive seeds ($(ls "$here/corpus-archive" | wc -l) in total)"

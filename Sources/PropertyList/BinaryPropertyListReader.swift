@@ -338,8 +338,15 @@ struct BinaryParser {
         .malformed, "unknown object marker \(hex(marker))", at: .offset(offset))
     }
     try countVisits(1, at: offset)
-    cache[index] = value
-    expandedSize[index] = visited - visitedBefore
+    // Numbers, booleans, dates and UIDs are cheaper to read again than to cache; strings, data and
+    // containers are cached so that shared ones are built (and stored) once.
+    switch value {
+    case .string, .data, .array, .dictionary:
+      cache[index] = value
+      expandedSize[index] = visited - visitedBefore
+    default:
+      break
+    }
     return value
   }
 

@@ -80,21 +80,26 @@ public enum RoundTripHarness {
       value, encoded)
   }
 
-  /// What a comparison forgets.
-  struct Normalization: OptionSet {
-    let rawValue: Int
+  /// What a comparison forgets (public for the keyed-archive target, which shares these rules).
+  public struct Normalization: OptionSet, Sendable {
+    /// The rules as bits.
+    public let rawValue: Int
+    /// Rules from their bits.
+    public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// The binary writer shares one object among reals CoreFoundation considers equal (a 32-bit
     /// and a 64-bit `1.5`, every NaN), exactly as CFBinaryPList does, so a real can come back in
     /// the other width. Compare reals by value only.
-    static let realWidths = Normalization(rawValue: 1)
+    public static let realWidths = Normalization(rawValue: 1)
     /// XML has no 32-bit reals, dates only to the second, and UIDs only as `{CF$UID: n}`.
-    static let xmlPrecision = Normalization(rawValue: 2)
+    public static let xmlPrecision = Normalization(rawValue: 2)
   }
 
   /// The value with the distinctions in `rules` erased, so two values that differ only there
   /// compare equal.
-  static func normalized(_ value: PropertyListValue, _ rules: Normalization) -> PropertyListValue {
+  public static func normalized(_ value: PropertyListValue, _ rules: Normalization)
+    -> PropertyListValue
+  {
     switch value {
     case .dictionary(let dictionary):
       return .dictionary(
@@ -136,7 +141,7 @@ public enum RoundTripHarness {
 
   /// A bounded description of a value for a failure message. Dates are printed as their number of
   /// seconds: `Date.description` traps on a NaN date, which binary plists can hold.
-  static func clip(_ value: PropertyListValue) -> String {
+  public static func clip(_ value: PropertyListValue) -> String {
     var text = ""
     render(value, into: &text)
     return text.count > 2000 ? String(text.prefix(2000)) + "…" : text
