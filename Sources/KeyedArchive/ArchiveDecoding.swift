@@ -45,6 +45,15 @@ enum KeyPathStep {
   }
 }
 
+extension KeyedArchiveError {
+  /// The same error with `step` in front of its key path, as it passes up one level.
+  func below(_ step: KeyPathStep) -> KeyedArchiveError {
+    var error = self
+    error.keyPath = KeyPathStep.render([step]) + keyPath
+    return error
+  }
+}
+
 struct ArchiveDecoder {
   let archive: KeyedArchive
   let limits: KeyedArchiveLimits
@@ -69,9 +78,8 @@ struct ArchiveDecoder {
   mutating func decode(_ uid: UInt64, at step: KeyPathStep) throws -> ArchivedValue {
     do {
       return try decode(uid)
-    } catch var error as KeyedArchiveError {
-      error.keyPath = KeyPathStep.render([step]) + error.keyPath
-      throw error
+    } catch let error as KeyedArchiveError {
+      throw error.below(step)
     }
   }
 
@@ -196,9 +204,8 @@ struct ArchiveDecoder {
       for (key, value) in fields where key != "$class" {
         do {
           decoded.append(ArchivedField(key, try field(value)))
-        } catch var error as KeyedArchiveError {
-          error.keyPath = KeyPathStep.render([.key(key)]) + error.keyPath
-          throw error
+        } catch let error as KeyedArchiveError {
+          throw error.below(.key(key))
         }
       }
       return .object(ArchivedObject(classChain: chain, fields: decoded))
@@ -238,9 +245,8 @@ struct ArchiveDecoder {
       }
       do {
         decoded.append(try decode(uid, at: .index(index)))
-      } catch var error as KeyedArchiveError {
-        error.keyPath = KeyPathStep.render([.key(key)]) + error.keyPath
-        throw error
+      } catch let error as KeyedArchiveError {
+        throw error.below(.key(key))
       }
     }
     return decoded

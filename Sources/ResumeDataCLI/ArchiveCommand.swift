@@ -24,16 +24,11 @@ enum ArchiveCommand {
 
   static func run(_ arguments: [String], streams: Streams) throws(CommandError) {
     let parsed = try Arguments(arguments, options: [], flags: ["-h", "--help", "--json"])
-    if parsed.has("-h") || parsed.has("--help") {
+    if parsed.wantsHelp {
       streams.print(help)
       return
     }
-    guard parsed.positionals.count == 1 else {
-      throw .usage(
-        parsed.positionals.isEmpty
-          ? "archive needs a FILE (or - for standard input)" : "archive takes one FILE")
-    }
-    let path = parsed.positionals[0]
+    let path = try parsed.singleFile(for: "archive")
     let input = try Files.read(path, streams: streams)
     let archive: KeyedArchive
     do {

@@ -45,6 +45,19 @@ struct Arguments {
     }
   }
 
+  /// Whether `-h` or `--help` was given.
+  var wantsHelp: Bool { flags.contains("-h") || flags.contains("--help") }
+
+  /// The one FILE (or `-`) argument of `command`.
+  func singleFile(for command: String) throws(CommandError) -> String {
+    guard positionals.count == 1 else {
+      throw .usage(
+        positionals.isEmpty
+          ? "\(command) needs a FILE (or - for standard input)" : "\(command) takes one FILE")
+    }
+    return positionals[0]
+  }
+
   /// Whether a flag was given.
   func has(_ flag: String) -> Bool { flags.contains(flag) }
 

@@ -25,14 +25,9 @@ enum PlistCommand {
   static func run(_ arguments: [String], streams: Streams) throws(CommandError) {
     let parsed = try Arguments(
       arguments, options: ["--to", "-o", "--output"], flags: ["-h", "--help"])
-    if parsed.has("-h") || parsed.has("--help") {
+    if parsed.wantsHelp {
       streams.print(help)
       return
-    }
-    guard parsed.positionals.count == 1 else {
-      throw .usage(
-        parsed.positionals.isEmpty
-          ? "plist needs a FILE (or - for standard input)" : "plist takes one FILE")
     }
     let target = parsed.value("--to") ?? "xml"
     guard ["xml", "binary", "json"].contains(target) else {
@@ -43,7 +38,7 @@ enum PlistCommand {
       throw .usage(
         "refusing to write a binary plist to a terminal; use -o FILE or redirect the output")
     }
-    let path = parsed.positionals[0]
+    let path = try parsed.singleFile(for: "plist")
     let input = try Files.read(path, streams: streams)
     let converted: Data
     do {
