@@ -7,6 +7,7 @@ let package = Package(
   products: [
     .library(name: "PropertyList", targets: ["PropertyList"]),
     .library(name: "KeyedArchive", targets: ["KeyedArchive"]),
+    .library(name: "ResumeData", targets: ["ResumeData"]),
     .library(name: "ResumeDataCLI", targets: ["ResumeDataCLI"]),
     .executable(name: "resumedata", targets: ["resumedata"]),
     .executable(name: "resumedata-bench", targets: ["resumedata-bench"]),
@@ -32,6 +33,10 @@ let package = Package(
       dependencies: ["PropertyList"]
     ),
     .target(
+      name: "ResumeData",
+      dependencies: ["PropertyList", "KeyedArchive"]
+    ),
+    .target(
       name: "ResumeDataCLI",
       dependencies: ["PropertyList", "KeyedArchive"]
     ),
@@ -51,7 +56,12 @@ let package = Package(
     ),
     .testTarget(
       name: "KeyedArchiveTests",
-      dependencies: ["KeyedArchive", "PropertyList"]
+      dependencies: ["KeyedArchive", "PropertyList"],
+      exclude: ["FuzzRegressions"]
+    ),
+    .testTarget(
+      name: "ResumeDataTests",
+      dependencies: ["ResumeData", "KeyedArchive", "PropertyList"]
     ),
     .testTarget(
       name: "ResumeDataCLITests",

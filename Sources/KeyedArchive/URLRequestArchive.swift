@@ -182,8 +182,9 @@ public struct URLRequestArchive: Sendable, Hashable {
   /// The class of the request object (`NSURLRequest` or `NSMutableURLRequest`).
   public var className: String { archive.classChain(ofObject: archive.rootUID)?.first ?? "" }
 
-  /// `$2`: the number of property slots (16 without an HTTP message, 22 with one).
-  public var slotCount: Int { Int(fields["$2"]?.int64Value ?? 0) }
+  /// `$2`: the number of property slots (16 without an HTTP message, 22 with one), taken as 0 when
+  /// negative and capped at 4,096 so that no work is sized by a hostile count.
+  public var slotCount: Int { slotUIDs.count }
 
   /// The key a slot lives under in this layout.
   public func key(ofSlot index: Int) -> String {
@@ -283,7 +284,11 @@ public struct URLRequestArchive: Sendable, Hashable {
   ///
   /// - Throws: `KeyedArchiveError` if the request cannot be decoded.
   public func settingURL(_ url: String) throws -> URLRequestArchive {
-    try rebuilt { fields in
+    guard slotCount > Slot.url.rawValue else {
+      throw KeyedArchiveError(
+        .badObject, "has \(slotCount) slots, none for the URL", at: "$top.\(archive.rootKey)")
+    }
+    return try rebuilt { fields in
       fields.set(self.key(ofSlot: Slot.url.rawValue), .reference(.url(ArchivedURL(relative: url))))
     }
   }
@@ -337,18 +342,25 @@ public struct URLRequestArchive: Sendable, Hashable {
   public func converted(to target: Layout) throws -> URLRequestArchive {
     guard target != layout else { return self }
     let count = slotCount
-    let propsKeys = ("__nsurlrequest_proto_props", "$\(count + 3)")
+    let (prefix, offset) = layout == .standard ? ("__nsurlrequest_proto_prop_obj_", 0) : ("$", 3)
+    let props = ("__nsurlrequest_proto_props", "$\(count + 3)")
     return try rebuilt(
       rootKey: target == .dollarNumbered ? "root" : "NSKeyedArchiveRootObjectKey"
     ) { fields in
-      for index in 0..<fields.count {
+      for index in fields.indices {
         let key = fields[index].key
-        for slot in 0..<count where key == self.key(ofSlot: slot) {
+        // Each key is read once: a slot key of the current layout moves to its counterpart.
+        if let number = Self.slotNumber(key, prefix: prefix), number - offset >= 0,
+          number - offset < count
+        {
+          let slot = number - offset
           fields[index].key =
             target == .standard ? "__nsurlrequest_proto_prop_obj_\(slot)" : "$\(slot + 3)"
+        } else if target == .dollarNumbered, key == props.0 {
+          fields[index].key = props.1
+        } else if target == .standard, key == props.1 {
+          fields[index].key = props.0
         }
-        if target == .dollarNumbered, key == propsKeys.0 { fields[index].key = propsKeys.1 }
-        if target == .standard, key == propsKeys.1 { fields[index].key = propsKeys.0 }
       }
     }
   }

@@ -1,0 +1,163 @@
+import Foundation
+import FuzzCommon
+import KeyedArchive
+import PropertyList
+
+/// The check the keyed-archive target runs on every input the archive reader accepts.
+///
+/// 1. Encoding as binary and reading back gives the same `objects` and the same property list
+///    (compared as values: the re-read archive is binary, so `KeyedArchive ==`, which also compares
+///    the container format, would differ for XML inputs).
+/// 2. `decodeRoot` may throw; `resolve` and rendering its tree as text and JSON must not crash.
+/// 3. When the root is a request in CFNetwork's layout, every typed accessor is read, and the edits
+///    run; setting the URL must give an archive that reads back with that URL.
+///
+/// A failed check stops the process with `fatalError`, which libFuzzer reports as a crash.
+enum KeyedArchiveHarness {
+  /// Small limits, so that no single input can make a run slow: the library's own defaults allow a
+  /// million visits and 16 million property-list elements.
+  static let limits = KeyedArchiveLimits(
+    propertyList: PropertyListLimits(
+      maximumObjectCount: 100_000, maximumValueLength: 1 << 20,
+      maximumVisitedElements: 100_000),
+    maximumDepth: 256, maximumVisits: 100_000)
+
+  static let editedURL = "https://example.com/x"
+
+  static func run(_ input: UnsafeRawBufferPointer) -> CInt {
+    // No copy: the readers then see libFuzzer's own allocation, so AddressSanitizer catches a read
+    // one byte past the input. Nothing built from `data` outlives this call.
+    let data =
+      input.baseAddress.map {
+        Data(
+          bytesNoCopy: UnsafeMutableRawPointer(mutating: $0), count: input.count, deallocator: .none
+        )
+      } ?? Data()
+    let archive: KeyedArchive
+    do {
+      archive = try KeyedArchive(decoding: data, limits: limits)
+    } catch {
+      // Most generated inputs are malformed; refusing them is the reader's job.
+      return 0
+    }
+    checkBinaryRoundTrip(archive)
+    exerciseDecodingAndDisplay(archive)
+    if let request = try? URLRequestArchive(archive: archive) { exerciseRequest(request) }
+    if let response = try? URLResponseArchive(archive: archive, limits: limits) {
+      _ = (response.classChain, response.fields.count, response.url, response.statusCode)
+      _ = response.headerFields
+    }
+    return 0
+  }
+
+  // MARK: 1. Binary round trip
+
+  static func checkBinaryRoundTrip(_ archive: KeyedArchive) {
+    let encoded: Data
+    do {
+      encoded = try archive.encoded(as: .binary)
+    } catch {
+      fail(
+        "encoding an archive read from \(archive.format) as binary threw: \(error)", archive, nil)
+    }
+    let reread: KeyedArchive
+    do {
+      // Default limits: the flattened output never shares containers, so it can hold more objects
+      // than the input (up to the input's visited-element count), which the small limits might refuse.
+      reread = try KeyedArchive(decoding: encoded)
+    } catch {
+      fail("reading back our own binary encoding threw: \(error)", archive, encoded)
+    }
+    if reread.format != .binary {
+      fail("our binary encoding read back as \(reread.format)", archive, encoded)
+    }
+    if !sameValue(.array(reread.objects), .array(archive.objects)) {
+      let got = RoundTripHarness.clip(.array(reread.objects))
+      fail("$objects differ after binary round trip:\n  got \(got)", archive, encoded)
+    }
+    if !sameValue(reread.propertyList, archive.propertyList) {
+      let got = RoundTripHarness.clip(reread.propertyList)
+      fail("property list differs after binary round trip:\n  got \(got)", archive, encoded)
+    }
+  }
+
+  /// Equal, or equal once reals are compared by value only: like CFBinaryPList, the flattener shares
+  /// one object among equal reals of either width, so a 32-bit real can come back 64-bit.
+  static func sameValue(_ lhs: PropertyListValue, _ rhs: PropertyListValue) -> Bool {
+    lhs == rhs
+      || RoundTripHarness.normalized(lhs, .realWidths)
+        == RoundTripHarness.normalized(rhs, .realWidths)
+  }
+
+  // MARK: 2. Typed decoding and display
+
+  static func exerciseDecodingAndDisplay(_ archive: KeyedArchive) {
+    _ = try? archive.decodeRoot(limits: limits)
+    _ = (archive.archiver, archive.rootKey, archive.rootUID, archive.extraTopLevelKeys)
+    let tree = archive.resolve(limits: limits)
+    let text = tree.text(label: "root")
+    let json = tree.json()
+    if text.isEmpty || json.isEmpty {
+      fail("rendering the resolved tree gave empty output", archive, nil)
+    }
+  }
+
+  // MARK: 3. Request views and edits
+
+  static func exerciseRequest(_ request: URLRequestArchive) {
+    _ = (request.className, request.layout, request.slotCount)
+    _ = (request.url, request.mainDocumentURL, request.httpMethod, request.body)
+    _ = (request.headerFields.count, request.headerValue("Content-Type"))
+    _ = (request.timeoutInterval, request.cachePolicy, request.httpShouldHandleCookies)
+    _ = (request.allowsCellularAccess, request.networkServiceType, request.priority)
+    // slotCount comes from the input ($2) and can be anything; the known slots stop at 21.
+    for index in 0..<max(0, min(request.slotCount, 32)) {
+      _ = (request.key(ofSlot: index), request.slotObject(index))
+    }
+    for slot in URLRequestArchive.Slot.allCases { _ = request.slotValue(slot) }
+    _ = try? request.encoded()
+
+    if let edited = try? request.settingURL(editedURL) {
+      let bytes: Data
+      do {
+        bytes = try edited.encoded()
+      } catch {
+        fail("encoding a request after settingURL threw: \(error)", request.archive, nil)
+      }
+      let reread: URLRequestArchive
+      do {
+        reread = try URLRequestArchive(decoding: bytes)
+      } catch {
+        fail("a request after settingURL does not read back: \(error)", request.archive, bytes)
+      }
+      if reread.url != editedURL {
+        fail(
+          "a request after settingURL reads back with url \(String(describing: reread.url))",
+          request.archive, bytes)
+      }
+    }
+    if let withHeader = try? request.settingHeader("X-Fuzz", to: "1") {
+      _ = (withHeader.headerValue("X-Fuzz"), try? withHeader.encoded())
+    }
+    _ = try? request.settingHeader("X-Fuzz", to: nil)
+    if let dollar = try? request.converted(to: .dollarNumbered) {
+      _ = (dollar.url, try? dollar.encoded())
+      if let standard = try? dollar.converted(to: .standard) {
+        _ = (standard.url, try? standard.encoded())
+      }
+    }
+  }
+
+  // MARK: Failure
+
+  static func fail(_ message: String, _ archive: KeyedArchive, _ encoded: Data?) -> Never {
+    var report =
+      "keyed archive check failed: \(message)\n  read (\(archive.format)) "
+      + RoundTripHarness.clip(archive.propertyList)
+    if let encoded {
+      let hex = encoded.prefix(512).map { String(format: "%02x", $0) }.joined()
+      report += "\n  encoded (\(encoded.count) bytes) \(hex)"
+    }
+    fatalError(report)
+  }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import KeyedArchive
+import PropertyList
+import Testing
+
+/// Inputs the keyed-archive fuzzer found (Tests/KeyedArchiveTests/FuzzRegressions), each named for
+/// what it pins: request archives whose `$2` slot count is huge, negative or too small.
+let archiveFuzzRegressions: [String] = {
+  let folder = repositoryRoot.appendingPathComponent("Tests/KeyedArchiveTests/FuzzRegressions")
+  return ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+}()
+
+@Suite("Keyed-archive fuzz regressions")
+struct ArchiveFuzzRegressionTests {
+  @Test("The regressions folder holds the fuzzer's finds") func present() {
+    #expect(archiveFuzzRegressions.count >= 5)
+  }
+
+  /// The fuzz harness's properties: an archive that reads re-encodes to an equal one; a request
+  /// converts between layouts and takes a new URL, or refuses cleanly; nothing traps or hangs.
+  @Test(
+    "Each find is refused cleanly or keeps the harness's properties",
+    arguments: archiveFuzzRegressions)
+  func replay(name: String) throws {
+    let data = try Data(
+      contentsOf: repositoryRoot.appendingPathComponent("Tests/KeyedArchiveTests/FuzzRegressions")
+        .appendingPathComponent(name))
+    let archive: KeyedArchive
+    do {
+      archive = try KeyedArchive(decoding: data)
+    } catch is KeyedArchiveError {
+      return
+    }
+    #expect(
+      try KeyedArchive(decoding: try archive.encoded(as: .binary)).propertyList
+        == archive.propertyList)
+    guard let request = try? URLRequestArchive(archive: archive) else { return }
+    #expect(request.slotCount <= 4_096)
+    if let converted = try? request.converted(to: .dollarNumbered) {
+      _ = try? converted.converted(to: .standard)
+    }
+    if let edited = try? request.settingURL("https://example.com/x") {
+      #expect(try URLRequestArchive(decoding: try edited.encoded()).url == "https://example.com/x")
+    } else {
+      #expect(request.slotCount <= 1)
+    }
+  }
+}
