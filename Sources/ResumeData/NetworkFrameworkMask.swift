@@ -1,0 +1,25 @@
+import Foundation
+
+/// Network.framework's resume blobs are a keyed archive whose first 8 bytes are XORed with ASCII
+/// `TedLasso` (format reference §1 and §7), so that a blob starts `36 15 08 25 12 07 43 5F`.
+public enum NetworkFrameworkMask {
+  /// The mask.
+  public static let key: [UInt8] = Array("TedLasso".utf8)
+  /// `bplist00` masked: how every Network.framework blob begins.
+  public static let maskedMagic: [UInt8] = zip(Array("bplist00".utf8), key).map { $0 ^ $1 }
+
+  /// Whether the bytes begin like a masked Network.framework blob.
+  public static func isMasked(_ bytes: Data) -> Bool {
+    bytes.starts(with: maskedMagic)
+  }
+
+  /// The bytes with their first 8 XORed with the mask (masking and unmasking are the same operation).
+  public static func toggled(_ bytes: Data) -> Data {
+    var copy = bytes
+    for offset in 0..<min(8, copy.count) {
+      let index = copy.index(copy.startIndex, offsetBy: offset)
+      copy[index] ^= key[offset]
+    }
+    return copy
+  }
+}

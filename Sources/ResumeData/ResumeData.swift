@@ -1,0 +1,322 @@
+import Foundation
+import KeyedArchive
+import PropertyList
+
+/// Which producer's form a resume blob has (format reference §1).
+public enum ResumeDataGeneration: String, Sendable, Hashable, CaseIterable {
+  /// CFNetwork on iOS 7–8 (and third-party producers): a plain dictionary with `LocalPath`.
+  case v1
+  /// CFNetwork on iOS 9–10: a plain dictionary with `TempFileName`, info version 2.
+  case v2
+  /// CFNetwork on iOS 11: a plain dictionary, info version 4, perhaps with `ByteRange`.
+  case v4
+  /// CFNetwork from iOS 12: an NSKeyedArchiver archive of the dictionary (info version 4, then 5).
+  case keyed
+  /// Network.framework's loader: a masked keyed archive of an `NWURLSessionDownloadResumeInfo`.
+  case networkFramework = "network-framework"
+  /// A Network.framework blob inside WebKit's keyed wrapper (`data` + `LocalPath`).
+  case networkFrameworkWebKit = "network-framework-webkit"
+  /// Safari's own downloads: a keyed dictionary with `LocalPath` and no original request or temp name.
+  case safari
+}
+
+/// The container a resume blob is stored in.
+public enum ResumeDataContainer: String, Sendable, Hashable, CaseIterable {
+  /// A plain XML property list.
+  case xmlPlist = "xml-plist"
+  /// A plain binary property list.
+  case binaryPlist = "binary-plist"
+  /// An NSKeyedArchiver archive in a binary property list.
+  case keyedArchive = "keyed-archive"
+  /// An NSKeyedArchiver archive in an XML property list.
+  case keyedArchiveXML = "keyed-archive-xml"
+  /// Network.framework's keyed archive with its first 8 bytes XOR-masked.
+  case nwArchive = "nw-archive"
+}
+
+/// A decoded resume blob of any generation: what it holds, typed, with everything kept verbatim for
+/// re-encoding.
+///
+/// Decoding follows CFNetwork's detection order: a masked Network.framework blob first; then a
+/// property list that is a keyed archive (falling back to the plain dictionary when the archive does
+/// not decode, as CFNetwork does); then a plain dictionary. The generation is decided from the
+/// contents, never assumed from a version number alone.
+public struct ResumeData: Sendable, Hashable {
+  /// The producer's form.
+  public let generation: ResumeDataGeneration
+  /// The container.
+  public let container: ResumeDataContainer
+  /// The resume dictionary's plain values, keys in stored order. Empty for Network.framework blobs,
+  /// whose fields are objects (see `networkFrameworkInfo`).
+  public let entries: PropertyListDictionary
+  /// Values only a keyed archive can hold (such as `NSURLSessionResumeExtractor`), decoded, by key.
+  public let archivedEntries: [String: ArchivedValue]
+  /// The keyed archive, for keyed forms: kept so that re-encoding reproduces it.
+  public let archive: KeyedArchive?
+  /// The root object of a Network.framework blob (`NWURLSessionDownloadResumeInfo`), decoded.
+  public let networkFrameworkInfo: ArchivedObject?
+  // The Network.framework blob inside WebKit's wrapper (an array only to let the type nest).
+  private let nestedStorage: [ResumeData]
+  // The input, for binary plists: its object table keeps the sharing the producer chose.
+  private let original: Data
+
+  /// The Network.framework blob inside WebKit's wrapper, decoded.
+  public var nested: ResumeData? { nestedStorage.first }
+
+  /// Reads a resume blob of any generation.
+  ///
+  /// - Throws: `ResumeDataError`: `.propertyList` with the container's offset or line,
+  ///   `.keyedArchive` with the archive's key path, `.notResumeData` when it is neither.
+  public init(decoding data: Data, limits: KeyedArchiveLimits = .default) throws {
+    original = data
+    if NetworkFrameworkMask.isMasked(data) {
+      let archive = try Self.archive(NetworkFrameworkMask.toggled(data), limits: limits)
+      let info = try Self.networkFrameworkRoot(archive, limits: limits)
+      generation = .networkFramework
+      container = .nwArchive
+      entries = [:]
+      archivedEntries = [:]
+      self.archive = archive
+      networkFrameworkInfo = info
+      nestedStorage = []
+      return
+    }
+    let decoded: (value: PropertyListValue, format: PropertyListFormat)
+    do {
+      decoded = try PropertyListValue.decode(data, limits: limits.propertyList)
+    } catch let error as PropertyListError {
+      throw ResumeDataError(.propertyList, error.message, at: "", propertyListError: error)
+    }
+    guard case .dictionary(let top) = decoded.value else {
+      throw ResumeDataError(
+        .notResumeData, "the top level is a \(decoded.value.typeName), not a dictionary", at: "")
+    }
+    if top["$archiver"] != nil,
+      let keyed = try Self.keyed(decoded.value, format: decoded.format, top: top, limits: limits)
+    {
+      archive = keyed.archive
+      entries = keyed.plain
+      archivedEntries = keyed.archived
+      networkFrameworkInfo = nil
+      container = decoded.format == .xml ? .keyedArchiveXML : .keyedArchive
+      if case .data(let inner)? = keyed.plain["data"], keyed.plain[ResumeDataKey.localPath] != nil {
+        generation = .networkFrameworkWebKit
+        nestedStorage = [try ResumeData(decoding: inner, limits: limits)]
+      } else {
+        let isSafari =
+          keyed.plain[ResumeDataKey.localPath] != nil
+          && keyed.plain[ResumeDataKey.originalRequest] == nil
+          && keyed.plain[ResumeDataKey.tempFileName] == nil
+        generation = isSafari ? .safari : .keyed
+        nestedStorage = []
+      }
+      return
+    }
+    guard Self.holdsResumeKeys(top) else {
+      throw ResumeDataError(
+        .notResumeData,
+        "the dictionary holds none of the resume-data keys (keys: \(top.keys.prefix(8).joined(separator: ", ")))",
+        at: "")
+    }
+    entries = top
+    archivedEntries = [:]
+    archive = nil
+    networkFrameworkInfo = nil
+    nestedStorage = []
+    container = decoded.format == .xml ? .xmlPlist : .binaryPlist
+    generation = Self.plainGeneration(top)
+  }
+
+  /// A keyed blob's archive and root dictionary, or nil to read the dictionary as a plain one:
+  /// CFNetwork falls back that way when the keyed decode fails. A dictionary that holds no resume
+  /// key is not resume data, and then the archive's error says why.
+  private static func keyed(
+    _ plist: PropertyListValue, format: PropertyListFormat, top: PropertyListDictionary,
+    limits: KeyedArchiveLimits
+  ) throws -> (
+    archive: KeyedArchive, plain: PropertyListDictionary, archived: [String: ArchivedValue]
+  )? {
+    do {
+      let archive = try KeyedArchive(propertyList: plist, format: format)
+      let (plain, archived) = try rootDictionary(archive, limits: limits)
+      return (archive, plain, archived)
+    } catch let error as KeyedArchiveError {
+      guard holdsResumeKeys(top) else {
+        throw ResumeDataError(
+          .keyedArchive, error.message, at: error.keyPath, keyedArchiveError: error)
+      }
+      return nil
+    }
+  }
+
+  private static func archive(_ data: Data, limits: KeyedArchiveLimits) throws -> KeyedArchive {
+    do {
+      return try KeyedArchive(decoding: data, limits: limits)
+    } catch let error as KeyedArchiveError {
+      if let plist = error.propertyListError {
+        throw ResumeDataError(.propertyList, plist.message, at: "", propertyListError: plist)
+      }
+      throw ResumeDataError(
+        .keyedArchive, error.message, at: error.keyPath, keyedArchiveError: error)
+    }
+  }
+
+  private static func networkFrameworkRoot(_ archive: KeyedArchive, limits: KeyedArchiveLimits)
+    throws
+    -> ArchivedObject
+  {
+    let root: ArchivedValue
+    do {
+      root = try archive.decodeRoot(limits: limits)
+    } catch let error as KeyedArchiveError {
+      throw ResumeDataError(
+        .keyedArchive, error.message, at: error.keyPath, keyedArchiveError: error)
+    }
+    guard case .object(let object) = root,
+      object.classChain.contains(where: { $0.hasPrefix("NWURLSession") })
+    else {
+      throw ResumeDataError(
+        .notResumeData, "the masked archive's root is not an NWURLSessionResumeInfo",
+        at: "$top.\(archive.rootKey)")
+    }
+    return object
+  }
+
+  /// The root dictionary of a keyed blob: plain values, and the rest decoded.
+  private static func rootDictionary(_ archive: KeyedArchive, limits: KeyedArchiveLimits) throws
+    -> (PropertyListDictionary, [String: ArchivedValue])
+  {
+    guard case .dictionary(let pairs, _) = try archive.decodeRoot(limits: limits) else {
+      throw KeyedArchiveError(
+        .badObject, "the root is not a dictionary", at: "$top.\(archive.rootKey)")
+    }
+    var plain = PropertyListDictionary()
+    var archived = [String: ArchivedValue]()
+    for (index, pair) in pairs.enumerated() {
+      guard case .string(let key, _) = pair.key else {
+        throw KeyedArchiveError(
+          .badObject, "key \(index) is not a string",
+          at: "$top.\(archive.rootKey).NS.keys[\(index)]")
+      }
+      switch pair.value {
+      case .string(let string, false): plain[key] = .string(string)
+      case .integer(let integer): plain[key] = .integer(integer)
+      case .real(let real): plain[key] = .real(real)
+      case .boolean(let flag): plain[key] = .boolean(flag)
+      case .data(let data, false): plain[key] = .data(data)
+      default: archived[key] = pair.value
+      }
+    }
+    return (plain, archived)
+  }
+
+  private static func holdsResumeKeys(_ dictionary: PropertyListDictionary) -> Bool {
+    dictionary.keys.contains { ResumeDataKey.known.contains($0) }
+  }
+
+  /// v1, v2 or v4 from the contents: the info version when it names one, else the partial-file key.
+  private static func plainGeneration(_ dictionary: PropertyListDictionary) -> ResumeDataGeneration
+  {
+    switch dictionary[ResumeDataKey.infoVersion]?.int64Value {
+    case 1?: return .v1
+    case 2?: return .v2
+    case 3?, 4?, 5?: return .v4
+    default:
+      if dictionary[ResumeDataKey.byteRange] != nil { return .v4 }
+      if dictionary[ResumeDataKey.tempFileName] != nil { return .v2 }
+      return .v1
+    }
+  }
+
+  // MARK: Typed fields
+
+  private func string(_ key: String) -> String? { entries[key]?.stringValue }
+  private func data(_ key: String) -> Data? { entries[key]?.dataValue }
+
+  /// `NSURLSessionResumeInfoVersion`.
+  public var infoVersion: Int? { entries[ResumeDataKey.infoVersion]?.int64Value.map { Int($0) } }
+  /// `NSURLSessionDownloadURL`, or for Network.framework blobs the current request's URL.
+  public var downloadURL: String? {
+    if let url = string(ResumeDataKey.downloadURL) { return url }
+    return currentRequest?.url
+  }
+  /// `NSURLSessionResumeBytesReceived`.
+  public var bytesReceived: Int64? { entries[ResumeDataKey.bytesReceived]?.int64Value }
+  /// `NSURLSessionResumeEntityTag`: the raw ETag header.
+  public var entityTag: String? { string(ResumeDataKey.entityTag) }
+  /// `NSURLSessionResumeServerDownloadDate`: the raw Last-Modified header.
+  public var serverDownloadDate: String? { string(ResumeDataKey.serverDownloadDate) }
+  /// `NSURLSessionResumeInfoTempFileName`, or a Network.framework blob's `tempFileName`.
+  public var tempFileName: String? {
+    if let name = string(ResumeDataKey.tempFileName) { return name }
+    if case .reference(.string(let name, _))? = networkFrameworkInfo?["tempFileName"] {
+      return name
+    }
+    return nil
+  }
+  /// `NSURLSessionResumeInfoLocalPath`, or a Network.framework blob's `fileURL`.
+  public var localPath: String? {
+    if let path = string(ResumeDataKey.localPath) { return path }
+    if case .reference(.url(let url))? = networkFrameworkInfo?["fileURL"] {
+      return url.absoluteString
+    }
+    return nil
+  }
+  /// `NSURLSessionResumeByteRange`.
+  public var byteRange: String? { string(ResumeDataKey.byteRange) }
+
+  /// The current request, decoded (from its archive, or from the Network.framework object).
+  public var currentRequest: URLRequestArchive? {
+    request(ResumeDataKey.currentRequest, field: "currentRequest")
+  }
+  /// The original request, decoded.
+  public var originalRequest: URLRequestArchive? {
+    request(ResumeDataKey.originalRequest, field: "originalRequest")
+  }
+
+  private func request(_ key: String, field: String) -> URLRequestArchive? {
+    if let bytes = data(key) { return try? URLRequestArchive(decoding: bytes) }
+    // Network.framework keeps its requests as objects of its own archive: view one as the root.
+    guard let archive, networkFrameworkInfo != nil,
+      case .dictionary(let fields)? = try? archive.object(archive.rootUID),
+      case .uid(let uid)? = fields[field], uid != 0,
+      let view = try? KeyedArchive(objects: archive.objects, rootKey: "root", rootUID: uid)
+    else { return nil }
+    return try? URLRequestArchive(archive: view)
+  }
+
+  /// The archived response (`NSURLSessionResumeResponse`), decoded.
+  public var response: URLResponseArchive? {
+    data(ResumeDataKey.response).flatMap { try? URLResponseArchive(decoding: $0) }
+  }
+
+  /// Keys of the resume dictionary this library gives no meaning to, in stored order.
+  public var unknownKeys: [String] {
+    var keys = entries.keys.filter { !ResumeDataKey.known.contains($0) }
+    keys += archivedEntries.keys.filter { !ResumeDataKey.known.contains($0) }.sorted()
+    if generation == .networkFrameworkWebKit { keys.removeAll { $0 == "data" } }
+    return keys
+  }
+
+  // MARK: Encoding
+
+  /// The blob in its own generation and container: for an untouched blob, the bytes it was read from.
+  ///
+  /// - Throws: `ResumeDataError` if a value cannot be written.
+  public func encoded() throws -> Data {
+    do {
+      switch container {
+      case .xmlPlist: return try PropertyListValue.dictionary(entries).encoded(as: .xml)
+      case .binaryPlist: return try BinaryPropertyListObjectTable(reading: original).encoded()
+      case .keyedArchive, .keyedArchiveXML: return try archive?.encoded() ?? original
+      case .nwArchive:
+        return NetworkFrameworkMask.toggled(try archive?.encoded(as: .binary) ?? original)
+      }
+    } catch let error as PropertyListError {
+      throw ResumeDataError(.propertyList, error.message, at: "", propertyListError: error)
+    } catch let error as KeyedArchiveError {
+      throw ResumeDataError(
+        .keyedArchive, error.message, at: error.keyPath, keyedArchiveError: error)
+    }
+  }
+}
