@@ -58,18 +58,20 @@ struct BinaryTrailer {
   var offsetTableOffset: Int
 }
 
-struct BinaryParser {
+// Noncopyable so that it can own its per-object storage outright: plain pointers, not arrays,
+// spare the hot path the arrays' bounds and uniqueness checks.
+struct BinaryParser: ~Copyable {
   let bytes: UnsafeRawBufferPointer
   let limits: PropertyListLimits
   let trailer: BinaryTrailer
   // Parsed objects by index, so a shared object is built once (exponential sharing stays linear)
   // and CoreFoundation's uniquing is mirrored as shared values.
-  var cache: [PropertyListValue?]
+  let cache: UnsafeMutablePointer<PropertyListValue?>
   // How many values each read object stands for once shared references are expanded, so that a
   // plist whose objects reference each other exponentially is refused instead of handing callers a
   // value too large to walk; -1 while the object is being read, so that meeting it again means the
   // plist contains a cycle.
-  var expandedSize: [Int]
+  let expandedSize: UnsafeMutablePointer<Int>
   var depth = 0
   var visited = 0
 
@@ -77,8 +79,17 @@ struct BinaryParser {
     self.bytes = bytes
     self.limits = limits
     trailer = try Self.validate(bytes, limits: limits)
-    cache = [PropertyListValue?](repeating: nil, count: trailer.objectCount)
-    expandedSize = [Int](repeating: 0, count: trailer.objectCount)
+    // The object count was validated against the input's length: these are sized by the input.
+    cache = .allocate(capacity: trailer.objectCount)
+    cache.initialize(repeating: nil, count: trailer.objectCount)
+    expandedSize = .allocate(capacity: trailer.objectCount)
+    expandedSize.initialize(repeating: 0, count: trailer.objectCount)
+  }
+
+  deinit {
+    cache.deinitialize(count: trailer.objectCount)
+    cache.deallocate()
+    expandedSize.deallocate()
   }
 
   // MARK: Structure

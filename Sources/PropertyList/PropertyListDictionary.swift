@@ -99,10 +99,12 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
       while position < entries.count {
         let key = entries[position].key
         let print = fingerprints[position]
-        if let first = (0..<position).first(where: {
-          fingerprints[$0] == print && entries[$0].key == key
-        }) {
-          entries[first].value = entries[position].value
+        var earlier = 0
+        while earlier < position, fingerprints[earlier] != print || entries[earlier].key != key {
+          earlier += 1
+        }
+        if earlier < position {
+          entries[earlier].value = entries[position].value
           entries.remove(at: position)
           fingerprints.remove(at: position)
         } else {
@@ -126,7 +128,8 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
     index = built
   }
 
-  /// FNV-1a over the UTF-8 bytes: a quick fingerprint, not a hash for tables.
+  /// FNV-1a over the UTF-8 bytes: a quick fingerprint, not a hash for tables. Equal keys have equal
+  /// fingerprints; unequal ones almost always differ, and are then told apart by comparing them.
   private static func fingerprint(_ key: String) -> UInt64 {
     var key = key
     return key.withUTF8 { bytes in
