@@ -63,6 +63,9 @@ public struct ResumeData: Sendable, Hashable {
   /// The Network.framework blob inside WebKit's wrapper, decoded.
   public var nested: ResumeData? { nestedStorage.first }
 
+  /// The size in bytes of the blob as it was read.
+  public var originalCount: Int { original.count }
+
   /// Reads a resume blob of any generation.
   ///
   /// - Throws: `ResumeDataError`: `.propertyList` with the container's offset or line,

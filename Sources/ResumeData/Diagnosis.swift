@@ -1,0 +1,169 @@
+import Foundation
+import KeyedArchive
+
+extension ResumeData {
+  /// Smaller than any blob that carries a request archive: the iOS 12.0–12.2 blobs made by
+  /// cancelling before the first byte are about 160 bytes.
+  static let tinyBlobSize = 400
+
+  /// Diagnoses the blob: everything that makes it unresumable, or resumable only on some systems.
+  ///
+  /// - Parameter temporaryDirectory: where the partial file should be. When given, the partial file
+  ///   is looked up there (its size only: nothing is read or written), and a `LocalPath` outside it is
+  ///   reported. A name that could escape the directory is reported and never looked up.
+  /// - Returns: the findings, most severe first, in a stable order.
+  public func findings(temporaryDirectory: URL? = nil) -> [Finding] {
+    var found = [Finding]()
+    let size = encodedSizeHint
+    if size < Self.tinyBlobSize || bytesReceived == 0 {
+      found.append(
+        Finding(
+          "empty-blob", .error,
+          "the blob records no received bytes (the iOS 12.0–12.2 cancel-before-first-byte case): start the download over",
+          path: bytesReceived == 0 ? ResumeDataKey.bytesReceived : ""))
+    }
+    if byteRange != nil {
+      found.append(
+        Finding(
+          "byte-range-present", .warning,
+          "NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file",
+          path: ResumeDataKey.byteRange))
+    }
+    let current = currentRequest
+    let hasRequestData = entries[ResumeDataKey.currentRequest] != nil || networkFrameworkInfo != nil
+    if current == nil, hasRequestData {
+      found.append(
+        Finding(
+          "request-undecodable", .error, "the current request archive does not decode",
+          path: ResumeDataKey.currentRequest))
+    }
+    if originalRequest == nil, generation != .safari, generation != .networkFrameworkWebKit {
+      found.append(
+        Finding(
+          "original-request-missing", .warning,
+          "there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest",
+          path: ResumeDataKey.originalRequest))
+    }
+    let iOS10Unreadable = [
+      (ResumeDataKey.currentRequest, current), (ResumeDataKey.originalRequest, originalRequest),
+    ]
+    .filter { $0.1?.layout == .standard && $0.1?.archive.rootKey == "NSKeyedArchiveRootObjectKey" }
+    .map(\.0)
+    if let first = iOS10Unreadable.first, generation != .networkFramework {
+      found.append(
+        Finding(
+          "ios10-request-layout", .info,
+          "the request archives are in the layout every OS writes, which iOS 10.0–10.1 cannot read back (repair for that target)",
+          path: first))
+    }
+    if let url = downloadURL ?? current?.url {
+      let scheme = URL(string: url)?.scheme?.lowercased()
+      if scheme != "http", scheme != "https" {
+        found.append(
+          Finding(
+            "not-http", .error, "the URL is not http or https: only those resume",
+            path: ResumeDataKey.downloadURL))
+      }
+    }
+    if let method = current?.httpMethod, method.uppercased() != "GET" {
+      found.append(
+        Finding(
+          "not-get", .error, "the request's method is \(method): only GET downloads resume",
+          path: ResumeDataKey.currentRequest))
+    }
+    if generation != .networkFramework, generation != .networkFrameworkWebKit {
+      if entityTag == nil, serverDownloadDate == nil {
+        found.append(
+          Finding(
+            "no-validator", .error,
+            "neither an ETag nor a Last-Modified date was recorded: the server cannot confirm the file is unchanged",
+            path: ResumeDataKey.entityTag))
+      } else if let tag = entityTag, tag.hasPrefix("W/") {
+        found.append(
+          Finding(
+            "weak-etag", .warning,
+            "the ETag is weak (\(tag)): a byte range is not guaranteed to match",
+            path: ResumeDataKey.entityTag))
+      }
+    }
+    found += partialFileFindings(temporaryDirectory)
+    if !unknownKeys.isEmpty {
+      found.append(
+        Finding(
+          "unknown-keys", .info,
+          "keys this toolkit gives no meaning to, kept as they are: "
+            + unknownKeys.joined(separator: ", ")))
+    }
+    return found.enumerated().sorted {
+      ($0.element.severity, -$0.offset) > ($1.element.severity, -$1.offset)
+    }.map(\.element)
+  }
+
+  /// The size of the blob as it was read, for the tiny-blob check.
+  private var encodedSizeHint: Int { originalCount }
+
+  /// A bare file name with no way out of its directory: no separators, no `..`, no NUL, not empty.
+  static func isSafeBareName(_ name: String) -> Bool {
+    !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\\")
+      && !name.contains("\u{0}")
+  }
+
+  private func partialFileFindings(_ directory: URL?) -> [Finding] {
+    var found = [Finding]()
+    var partial: URL?
+    if let name = tempFileName {
+      if Self.isSafeBareName(name) {
+        partial = directory?.appendingPathComponent(name)
+      } else {
+        found.append(
+          Finding(
+            "unsafe-file-name", .error,
+            "the temp file name \(String(reflecting: name)) is not a bare name (separators, .., NUL or empty): it is never followed",
+            path: ResumeDataKey.tempFileName))
+      }
+    } else if let path = localPath {
+      let plainPath = path.hasPrefix("file://") ? URL(string: path)?.path ?? path : path
+      if plainPath.contains("\u{0}") || !plainPath.hasPrefix("/")
+        || plainPath.split(separator: "/").contains("..")
+      {
+        found.append(
+          Finding(
+            "unsafe-file-name", .error,
+            "the local path \(String(reflecting: path)) is not a plain absolute path: it is never followed",
+            path: ResumeDataKey.localPath))
+      } else if let directory {
+        let base = directory.standardizedFileURL.path
+        let resolved = URL(fileURLWithPath: plainPath).standardizedFileURL
+        if resolved.path.hasPrefix(base.hasSuffix("/") ? base : base + "/") {
+          partial = resolved
+        } else {
+          found.append(
+            Finding(
+              "local-path-outside-directory", .warning,
+              "the local path is outside \(base) (an old sandbox?): repair moves it there by its last component",
+              path: ResumeDataKey.localPath))
+        }
+      }
+    }
+    guard let partial else { return found }
+    // Only the size is asked for; nothing is read, and the name was checked above.
+    guard let attributes = try? FileManager.default.attributesOfItem(atPath: partial.path),
+      let size = (attributes[.size] as? NSNumber)?.int64Value
+    else {
+      found.append(
+        Finding(
+          "partial-file-missing", .error,
+          "the partial file \(partial.lastPathComponent) is not in the directory",
+          path: tempFileName != nil ? ResumeDataKey.tempFileName : ResumeDataKey.localPath))
+      return found
+    }
+    if let received = bytesReceived, received != size {
+      found.append(
+        Finding(
+          "partial-file-size-mismatch", .warning,
+          "the partial file holds \(size) bytes but the blob records \(received): repair sets BytesReceived to the file's size",
+          path: ResumeDataKey.bytesReceived))
+    }
+    return found
+  }
+}

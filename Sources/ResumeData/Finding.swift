@@ -1,0 +1,40 @@
+/// Something a diagnosis found in a resume blob: a stable code, how much it matters, what it means,
+/// and where.
+public struct Finding: Sendable, Hashable, CustomStringConvertible {
+  /// How much a finding matters.
+  public enum Severity: String, Sendable, Hashable, Comparable, CaseIterable {
+    /// Worth knowing; nothing is wrong.
+    case info
+    /// The blob may not resume as expected on some systems.
+    case warning
+    /// The blob cannot be resumed as it is.
+    case error
+
+    /// Orders by importance: info < warning < error.
+    public static func < (lhs: Severity, rhs: Severity) -> Bool {
+      allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+  }
+
+  /// The stable code (see docs/findings.md).
+  public var code: String
+  /// How much it matters.
+  public var severity: Severity
+  /// A sentence saying what was found and what it means.
+  public var message: String
+  /// The key path it concerns (a resume key, or a key inside a request archive), or empty.
+  public var path: String
+
+  /// Creates a finding.
+  public init(_ code: String, _ severity: Severity, _ message: String, path: String = "") {
+    self.code = code
+    self.severity = severity
+    self.message = message
+    self.path = path
+  }
+
+  /// `severity code: message (path)`.
+  public var description: String {
+    "\(severity.rawValue) \(code): \(message)" + (path.isEmpty ? "" : " (\(path))")
+  }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import KeyedArchive
+import PropertyList
+import ResumeData
+import Testing
+
+@Suite("Resume data diagnosis")
+struct DiagnosisTests {
+  func codes(_ entries: PropertyListDictionary, directory: URL? = nil) throws -> [String] {
+    try ResumeData(decoding: PropertyListValue.dictionary(entries).encoded(as: .xml)).findings(
+      temporaryDirectory: directory
+    )
+    .map(\.code)
+  }
+
+  func temporaryDirectory() throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "resume-diagnosis-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+  }
+
+  @Test("Each generation's healthy blob has only the findings its form implies")
+  func generations() throws {
+    for blob in try blobs() {
+      let findings = try ResumeData(decoding: blob.bytes).findings().map(\.code)
+      switch blob.generation {
+      case .v1, .v2, .keyed:
+        #expect(
+          findings == ["ios10-request-layout"] + (blob.unknownKeys.isEmpty ? [] : ["unknown-keys"]),
+          "\(blob.name)")
+      case .v4: #expect(findings == ["byte-range-present", "ios10-request-layout"], "\(blob.name)")
+      case .safari: #expect(findings == ["ios10-request-layout"], "\(blob.name)")
+      case .networkFramework, .networkFrameworkWebKit: #expect(findings == [], "\(blob.name)")
+      }
+    }
+  }
+
+  @Test(
+    "Each problem gets its finding, most severe first",
+    arguments: [
+      (
+        "no validator", [ResumeDataKey.entityTag: nil] as [String: PropertyListValue?],
+        ["no-validator", "ios10-request-layout"]
+      ),
+      (
+        "weak ETag", [ResumeDataKey.entityTag: .string("W/\"abc\"")],
+        ["weak-etag", "ios10-request-layout"]
+      ),
+      (
+        "zero bytes", [ResumeDataKey.bytesReceived: .integer(PropertyListInteger(0))],
+        ["empty-blob", "ios10-request-layout"]
+      ),
+      (
+        "no original request", [ResumeDataKey.originalRequest: nil],
+        ["original-request-missing", "ios10-request-layout"]
+      ),
+      (
+        "ftp URL", [ResumeDataKey.downloadURL: .string("ftp://example.com/a")],
+        ["not-http", "ios10-request-layout"]
+      ),
+      ("unknown key", ["MyAppKey": .boolean(true)], ["ios10-request-layout", "unknown-keys"]),
+      (
+        "escaping temp name", [ResumeDataKey.tempFileName: .string("../../etc/passwd")],
+        ["unsafe-file-name", "ios10-request-layout"]
+      ),
+    ])
+  func problems(name: String, changes: [String: PropertyListValue?], expected: [String]) throws {
+    var entries = try plainEntries(
+      version: 2, extra: [(ResumeDataKey.tempFileName, .string("CFNetworkDownload_x.tmp"))])
+    for (key, value) in changes { entries[key] = value }
+    #expect(try codes(entries) == expected)
+  }
+
+  @Test("A POST request is not resumable")
+  func post() throws {
+    var entries = try plainEntries(
+      version: 2, extra: [(ResumeDataKey.tempFileName, .string("CFNetworkDownload_x.tmp"))])
+    entries[ResumeDataKey.currentRequest] = .data(try requestArchive("post-body-headers.archive"))
+    #expect(try codes(entries).first == "not-get")
+  }
+
+  @Test("The partial file is looked up by name in the directory, by size only")
+  func partialFile() throws {
+    let directory = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let entries = try plainEntries(
+      version: 2, extra: [(ResumeDataKey.tempFileName, .string("CFNetworkDownload_x.tmp"))])
+    #expect(try codes(entries, directory: directory).first == "partial-file-missing")
+    let file = directory.appendingPathComponent("CFNetworkDownload_x.tmp")
+    try Data(count: 1_048_576).write(to: file)
+    #expect(try !codes(entries, directory: directory).contains { $0.hasPrefix("partial-file") })
+    try Data(count: 1000).write(to: file)
+    #expect(try codes(entries, directory: directory).first == "partial-file-size-mismatch")
+  }
+
+  @Test("An escaping temp name is reported and never looked up, even when the target exists")
+  func escapingName() throws {
+    let directory = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let outside = directory.deletingLastPathComponent().appendingPathComponent(
+      "outside-\(UUID().uuidString)")
+    try Data(count: 10).write(to: outside)
+    defer { try? FileManager.default.removeItem(at: outside) }
+    let entries = try plainEntries(
+      version: 2, extra: [(ResumeDataKey.tempFileName, .string("../" + outside.lastPathComponent))])
+    let found = try codes(entries, directory: directory)
+    #expect(found.contains("unsafe-file-name"))
+    #expect(!found.contains { $0.hasPrefix("partial-file") })
+  }
+
+  @Test("A v1 LocalPath outside the directory is reported")
+  func localPathOutside() throws {
+    let directory = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let entries = try plainEntries(
+      version: 1,
+      extra: [(ResumeDataKey.localPath, .string("/var/mobile/Containers/Old/tmp/x.tmp"))])
+    #expect(try codes(entries, directory: directory).contains("local-path-outside-directory"))
+    let inside = try plainEntries(
+      version: 1, extra: [(ResumeDataKey.localPath, .string(directory.path + "/x.tmp"))])
+    #expect(try codes(inside, directory: directory).first == "partial-file-missing")
+  }
+}
