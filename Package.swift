@@ -38,7 +38,7 @@ let package = Package(
     ),
     .target(
       name: "ResumeDataCLI",
-      dependencies: ["PropertyList", "KeyedArchive"]
+      dependencies: ["PropertyList", "KeyedArchive", "ResumeData"]
     ),
     .executableTarget(
       name: "resumedata",
@@ -65,7 +65,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ResumeDataCLITests",
-      dependencies: ["ResumeDataCLI", "PropertyList", "KeyedArchive"]
+      dependencies: ["ResumeDataCLI", "PropertyList", "KeyedArchive", "ResumeData"]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -241,7 +241,7 @@ public struct ResumeData: Sendable, Hashable {
   /// `NSURLSessionDownloadURL`, or for Network.framework blobs the current request's URL.
   public var downloadURL: String? {
     if let url = string(ResumeDataKey.downloadURL) { return url }
-    return currentRequest?.url
+    return currentRequest?.url ?? nested?.downloadURL
   }
   /// `NSURLSessionResumeBytesReceived`.
   public var bytesReceived: Int64? { entries[ResumeDataKey.bytesReceived]?.int64Value }
@@ -255,7 +255,7 @@ public struct ResumeData: Sendable, Hashable {
     if case .reference(.string(let name, _))? = networkFrameworkInfo?["tempFileName"] {
       return name
     }
-    return nil
+    return nested?.tempFileName
   }
   /// `NSURLSessionResumeInfoLocalPath`, or a Network.framework blob's `fileURL`.
   public var localPath: String? {
@@ -268,13 +268,14 @@ public struct ResumeData: Sendable, Hashable {
   /// `NSURLSessionResumeByteRange`.
   public var byteRange: String? { string(ResumeDataKey.byteRange) }
 
-  /// The current request, decoded (from its archive, or from the Network.framework object).
+  /// The current request, decoded (from its archive, from the Network.framework object, or from
+  /// the blob WebKit's wrapper holds).
   public var currentRequest: URLRequestArchive? {
-    request(ResumeDataKey.currentRequest, field: "currentRequest")
+    request(ResumeDataKey.currentRequest, field: "currentRequest") ?? nested?.currentRequest
   }
   /// The original request, decoded.
   public var originalRequest: URLRequestArchive? {
-    request(ResumeDataKey.originalRequest, field: "originalRequest")
+    request(ResumeDataKey.originalRequest, field: "originalRequest") ?? nested?.originalRequest
   }
 
   private func request(_ key: String, field: String) -> URLRequestArchive? {

@@ -12,6 +12,7 @@ public enum ResumeDataTool {
     USAGE: resumedata <subcommand> [options]
 
     SUBCOMMANDS:
+      inspect           What is in a resume blob of any generation, and what is wrong with it.
       plist             Convert a property list between XML, binary and typed JSON.
       archive           Print a keyed archive's object graph, as text or JSON.
 
@@ -39,7 +40,7 @@ public enum ResumeDataTool {
       streams.printError(error.rendered)
       if error.showsUsageHint {
         let subcommand =
-          arguments.first.map { ["plist", "archive"].contains($0) ? " \($0)" : "" } ?? ""
+          arguments.first.map { ["plist", "archive", "inspect"].contains($0) ? " \($0)" : "" } ?? ""
         streams.printError("Run 'resumedata\(subcommand) --help' for usage.")
       }
       return error.exitCode
@@ -61,6 +62,8 @@ public enum ResumeDataTool {
       try PlistCommand.run(rest, streams: streams)
     case "archive":
       try ArchiveCommand.run(rest, streams: streams)
+    case "inspect":
+      try InspectCommand.run(rest, streams: streams)
     default:
       throw .usage("unknown subcommand '\(first)'")
     }
