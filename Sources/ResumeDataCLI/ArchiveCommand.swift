@@ -23,13 +23,11 @@ enum ArchiveCommand {
     """
 
   static func run(_ arguments: [String], streams: Streams) throws(CommandError) {
-    let parsed = try Arguments(arguments, options: [], flags: ["-h", "--help", "--json"])
-    if parsed.wantsHelp {
-      streams.print(help)
-      return
-    }
-    let path = try parsed.singleFile(for: "archive")
-    let input = try Files.read(path, streams: streams)
+    guard
+      let parsed = try Arguments.command(
+        arguments, help: help, options: [], flags: ["--json"], streams: streams)
+    else { return }
+    let (path, input) = try parsed.readSingleFile(for: "archive", streams: streams)
     let archive: KeyedArchive
     do {
       archive = try KeyedArchive(decoding: input)
@@ -55,16 +53,5 @@ enum ArchiveCommand {
           ? "" : ", extra top-level keys: " + archive.extraTopLevelKeys.joined(separator: ", "))
       streams.print(header + "\n" + root.text(label: archive.rootKey))
     }
-  }
-}
-
-extension CommandError {
-  /// A keyed-archive error in a named input, which exits 65: at the container's offset or line, or
-  /// at the key path inside the archive.
-  static func archive(_ error: KeyedArchiveError, file: String) -> CommandError {
-    if let plist = error.propertyListError { return .malformed(plist, file: file) }
-    return CommandError(
-      .malformedInput, error.keyPath.isEmpty ? error.message : "\(error.keyPath): \(error.message)",
-      file: file)
   }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A small command-line parser: positional arguments, `--flag`, `--option VALUE`, `--option=VALUE`,
 /// `-o VALUE`, and `--` to end options. A lone `-` is a positional argument (standard input/output).
 struct Arguments {
@@ -43,6 +45,28 @@ struct Arguments {
         throw .usage("unknown option '\(name)'")
       }
     }
+  }
+
+  /// Parses a command's arguments (`-h`/`--help` always among the flags); prints `help` and returns
+  /// nil when asked for it.
+  static func command(
+    _ arguments: [String], help: String, options: Set<String> = [], flags: Set<String> = [],
+    streams: Streams
+  ) throws(CommandError) -> Arguments? {
+    let parsed = try Arguments(arguments, options: options, flags: flags.union(["-h", "--help"]))
+    if parsed.wantsHelp {
+      streams.print(help)
+      return nil
+    }
+    return parsed
+  }
+
+  /// The one FILE (or `-`) argument of `command` and the bytes read from it.
+  func readSingleFile(for command: String, streams: Streams) throws(CommandError) -> (
+    path: String, input: Data
+  ) {
+    let path = try singleFile(for: command)
+    return (path, try Files.read(path, streams: streams))
   }
 
   /// Whether `-h` or `--help` was given.

@@ -1,4 +1,6 @@
+import KeyedArchive
 import PropertyList
+import ResumeData
 
 /// The exit statuses of `resumedata`, as documented in README.md (sysexits.h numbering).
 public enum ExitCode: Int32, Sendable {
@@ -84,5 +86,25 @@ public struct CommandError: Error, Sendable, Equatable {
       }
     }
     return out
+  }
+}
+
+extension CommandError {
+  /// A keyed-archive error in a named input, which exits 65: at the container's offset or line, or
+  /// at the key path inside the archive.
+  static func archive(_ error: KeyedArchiveError, file: String) -> CommandError {
+    if let plist = error.propertyListError { return .malformed(plist, file: file) }
+    return .malformed(keyPath: error.keyPath, error.message, file: file)
+  }
+
+  /// A resume-data error in a named input, which exits 65, located as `archive` locates one.
+  static func resume(_ error: ResumeDataError, file: String) -> CommandError {
+    if let plist = error.propertyListError { return .malformed(plist, file: file) }
+    return .malformed(keyPath: error.keyPath, error.message, file: file)
+  }
+
+  /// Malformed input at a key path.
+  static func malformed(keyPath: String, _ message: String, file: String) -> CommandError {
+    CommandError(.malformedInput, keyPath.isEmpty ? message : "\(keyPath): \(message)", file: file)
   }
 }

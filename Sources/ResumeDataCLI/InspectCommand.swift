@@ -25,22 +25,16 @@ enum InspectCommand {
     """
 
   static func run(_ arguments: [String], streams: Streams) throws(CommandError) {
-    let parsed = try Arguments(
-      arguments, options: ["--temp-dir"], flags: ["-h", "--help", "--json"])
-    if parsed.wantsHelp {
-      streams.print(help)
-      return
-    }
-    let path = try parsed.singleFile(for: "inspect")
-    let input = try Files.read(path, streams: streams)
+    guard
+      let parsed = try Arguments.command(
+        arguments, help: help, options: ["--temp-dir"], flags: ["--json"], streams: streams)
+    else { return }
+    let (path, input) = try parsed.readSingleFile(for: "inspect", streams: streams)
     let resume: ResumeData
     do {
       resume = try ResumeData(decoding: input)
     } catch let error as ResumeDataError {
-      if let plist = error.propertyListError { throw .malformed(plist, file: path) }
-      throw CommandError(
-        .malformedInput,
-        error.keyPath.isEmpty ? error.message : "\(error.keyPath): \(error.message)", file: path)
+      throw .resume(error, file: path)
     } catch {
       throw CommandError(.failure, "\(error)", file: path)
     }

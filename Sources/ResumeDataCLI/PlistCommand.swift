@@ -23,12 +23,10 @@ enum PlistCommand {
     """
 
   static func run(_ arguments: [String], streams: Streams) throws(CommandError) {
-    let parsed = try Arguments(
-      arguments, options: ["--to", "-o", "--output"], flags: ["-h", "--help"])
-    if parsed.wantsHelp {
-      streams.print(help)
-      return
-    }
+    guard
+      let parsed = try Arguments.command(
+        arguments, help: help, options: ["--to", "-o", "--output"], streams: streams)
+    else { return }
     let target = parsed.value("--to") ?? "xml"
     guard ["xml", "binary", "json"].contains(target) else {
       throw .usage("--to must be xml, binary or json, not '\(target)'")
@@ -38,8 +36,7 @@ enum PlistCommand {
       throw .usage(
         "refusing to write a binary plist to a terminal; use -o FILE or redirect the output")
     }
-    let path = try parsed.singleFile(for: "plist")
-    let input = try Files.read(path, streams: streams)
+    let (path, input) = try parsed.readSingleFile(for: "plist", streams: streams)
     let converted: Data
     do {
       let (value, format) = try PropertyListValue.decode(input)
