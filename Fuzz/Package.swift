@@ -29,6 +29,14 @@ let package = Package(
         .product(name: "PropertyList", package: "ResumeDataKit"),
       ]
     ),
+    .executableTarget(
+      name: "FuzzResumeData",
+      dependencies: [
+        .product(name: "ResumeData", package: "ResumeDataKit"),
+        .product(name: "KeyedArchive", package: "ResumeDataKit"),
+        .product(name: "PropertyList", package: "ResumeDataKit"),
+      ]
+    ),
   ],
   swiftLanguageModes: [.v6]
 )

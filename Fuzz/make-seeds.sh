@@ -64,3 +64,17 @@ while IFS= read -r file; do
   fi
 done <"$list"
 echo "make-seeds: added $archives keyed-archive seeds ($(ls "$here/corpus-archive" | wc -l) in total)"
+
+# corpus-resume/ (for FuzzResumeData): every resume blob under Fixtures/resume, plus the plists of
+# Fixtures/plist (resume-shaped dictionaries among them).
+mkdir -p "$here/corpus-resume"
+resume=0
+for file in "$root"/Fixtures/resume/* "$root"/Fixtures/plist/*.plist; do
+  [ -f "$file" ] || continue
+  name=$(sha1sum "$file" | cut -c1-40)
+  if [ ! -e "$here/corpus-resume/$name" ]; then
+    cp "$file" "$here/corpus-resume/$name"
+    resume=$((resume + 1))
+  fi
+done
+echo "make-seeds: added $resume resume-data seeds ($(ls "$here/corpus-resume" | wc -l) in total)"
