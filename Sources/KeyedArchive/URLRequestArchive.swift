@@ -160,14 +160,16 @@ public struct URLRequestArchive: Sendable, Hashable {
       archive: KeyedArchive(root: .object(ArchivedObject(classChain: chain, fields: fields))))
   }
 
-  /// N when `key` is `prefix` followed by the digits of N (at most 6), else nil.
+  /// N when `key` is `prefix` followed by the digits of N (at most 6, no leading zero: `obj_01` is
+  /// some other key, not slot 1), else nil.
   private static func slotNumber(_ key: String, prefix: String) -> Int? {
     var key = key
     var prefix = prefix
     return prefix.withUTF8 { prefixBytes in
       key.withUTF8 { bytes -> Int? in
         guard bytes.count > prefixBytes.count, bytes.count - prefixBytes.count <= 6,
-          bytes.starts(with: prefixBytes)
+          bytes.starts(with: prefixBytes),
+          bytes[prefixBytes.count] != 0x30 || bytes.count == prefixBytes.count + 1
         else { return nil }
         var value = 0
         for byte in bytes[prefixBytes.count...] {
