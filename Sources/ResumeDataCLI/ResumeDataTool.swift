@@ -6,8 +6,8 @@ public enum ResumeDataTool {
   public static let version = "0.1.0"
 
   static let help = """
-    OVERVIEW: Inspect, repair and convert Apple URLSession resume data, and the
-    property lists and keyed archives it is made of.
+    OVERVIEW: Inspect Apple URLSession resume data of every generation, and convert
+    and print the property lists and keyed archives it is made of.
 
     USAGE: resumedata <subcommand> [options]
 
