@@ -57,7 +57,7 @@ enum ArchiverFlattener {
   ) -> BinaryPropertyListObjectTable {
     var state = State()
     state.classNameSharing = classNameSharing
-    let top = state.flatten(propertyList, isObjectsEntry: false, isObjectsArray: false, key: nil)
+    let top = state.flatten(propertyList, isObjectsEntry: false, isObjectsArray: false)
     return BinaryPropertyListObjectTable(objects: state.objects, topObject: top)
   }
 
@@ -85,10 +85,9 @@ enum ArchiverFlattener {
     /// - Parameters:
     ///   - isObjectsEntry: the value is an element of `$objects`.
     ///   - isObjectsArray: the value is the `$objects` array itself.
-    ///   - key: the top-level key the value is under, if it is a top-level value.
-    mutating func flatten(
-      _ value: PropertyListValue, isObjectsEntry: Bool, isObjectsArray: Bool, key: String?
-    ) -> Int {
+    mutating func flatten(_ value: PropertyListValue, isObjectsEntry: Bool, isObjectsArray: Bool)
+      -> Int
+    {
       switch value {
       case .string(let string):
         if isObjectsEntry { return append(.scalar(value)) }
@@ -126,13 +125,14 @@ enum ArchiverFlattener {
         references.reserveCapacity(elements.count)
         for element in elements {
           references.append(
-            flatten(element, isObjectsEntry: isObjectsArray, isObjectsArray: false, key: nil))
+            flatten(element, isObjectsEntry: isObjectsArray, isObjectsArray: false))
         }
         objects[index] = .array(references)
         return index
       case .dictionary(let dictionary):
         let index = append(.array([]))
-        let isTopLevel = key == nil && !isObjectsEntry && objects.count == 1
+        // The envelope is the first object flattened.
+        let isTopLevel = index == 0
         var keys = [Int]()
         keys.reserveCapacity(dictionary.count)
         for entry in dictionary.entries { keys.append(constant(entry.key, isKey: true)) }
@@ -155,8 +155,7 @@ enum ArchiverFlattener {
           values.append(
             flatten(
               entry.value, isObjectsEntry: false,
-              isObjectsArray: isTopLevel && entry.key == "$objects",
-              key: isTopLevel ? entry.key : nil))
+              isObjectsArray: isTopLevel && entry.key == "$objects"))
         }
         objects[index] = .dictionary(keys: keys, values: values)
         return index
