@@ -61,7 +61,8 @@ let package = Package(
     ),
     .testTarget(
       name: "ResumeDataTests",
-      dependencies: ["ResumeData", "KeyedArchive", "PropertyList"]
+      dependencies: ["ResumeData", "KeyedArchive", "PropertyList"],
+      exclude: ["FuzzRegressions"]
     ),
     .testTarget(
       name: "ResumeDataCLITests",

@@ -311,7 +311,13 @@ public struct ResumeData: Sendable, Hashable {
     do {
       switch container {
       case .xmlPlist: return try PropertyListValue.dictionary(entries).encoded(as: .xml)
-      case .binaryPlist: return try BinaryPropertyListObjectTable(reading: original).encoded()
+      case .binaryPlist:
+        // The object table keeps the producer's sharing; a file whose unreferenced objects do not
+        // read (nothing Apple writes) is written afresh in CoreFoundation's layout instead.
+        if let table = try? BinaryPropertyListObjectTable(reading: original) {
+          return table.encoded()
+        }
+        return try PropertyListValue.dictionary(entries).encoded(as: .binary)
       case .keyedArchive, .keyedArchiveXML: return try archive?.encoded() ?? original
       case .nwArchive:
         return NetworkFrameworkMask.toggled(try archive?.encoded(as: .binary) ?? original)

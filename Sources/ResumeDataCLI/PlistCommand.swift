@@ -49,7 +49,10 @@ enum PlistCommand {
       case "binary" where format == .binary:
         // Through the object table, so the sharing the writer chose (CoreFoundation's or
         // NSKeyedArchiver's) survives and an Apple-made file comes back byte for byte.
-        converted = try BinaryPropertyListObjectTable(reading: input).encoded()
+        // (A file whose unreferenced objects do not read is written afresh from its value.)
+        converted =
+          try (try? BinaryPropertyListObjectTable(reading: input))?.encoded()
+          ?? value.encoded(as: .binary)
       case "binary":
         converted = try value.encoded(as: .binary)
       default:

@@ -1,0 +1,33 @@
+import Foundation
+import KeyedArchive
+import ResumeData
+import Testing
+
+/// Inputs the resume-data fuzzer found (Tests/ResumeDataTests/FuzzRegressions), each named for what
+/// it pins.
+let resumeFuzzRegressions: [String] = {
+  let folder = repositoryRoot.appendingPathComponent("Tests/ResumeDataTests/FuzzRegressions")
+  return ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+}()
+
+@Suite("Resume-data fuzz regressions")
+struct ResumeFuzzRegressionTests {
+  @Test("The regressions folder holds the fuzzer's finds") func present() {
+    #expect(resumeFuzzRegressions.count >= 1)
+  }
+
+  /// The fuzz harness's property: a blob that reads re-encodes in its own form to one that reads
+  /// the same.
+  @Test("Each find is refused cleanly or round-trips", arguments: resumeFuzzRegressions)
+  func replay(name: String) throws {
+    let data = try Data(
+      contentsOf: repositoryRoot.appendingPathComponent("Tests/ResumeDataTests/FuzzRegressions")
+        .appendingPathComponent(name))
+    guard let resume = try? ResumeData(decoding: data) else { return }
+    _ = resume.findings()
+    let again = try ResumeData(decoding: try resume.encoded())
+    #expect(again.generation == resume.generation)
+    #expect(again.container == resume.container)
+    #expect(again.entries == resume.entries)
+  }
+}
