@@ -32,6 +32,7 @@ let package = Package(
     .executableTarget(
       name: "FuzzResumeData",
       dependencies: [
+        "FuzzCommon",
         .product(name: "ResumeData", package: "ResumeDataKit"),
         .product(name: "KeyedArchive", package: "ResumeDataKit"),
         .product(name: "PropertyList", package: "ResumeDataKit"),

@@ -184,3 +184,18 @@ public enum RoundTripHarness {
     fatalError(report)
   }
 }
+
+extension Data {
+  /// libFuzzer's input as `Data` without a copy, so that the readers see libFuzzer's own allocation
+  /// and AddressSanitizer catches a read one byte past it. Nothing built from it may outlive the
+  /// fuzzer's call.
+  public init(fuzzerInput input: UnsafeRawBufferPointer) {
+    if let base = input.baseAddress {
+      self.init(
+        bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: input.count, deallocator: .none
+      )
+    } else {
+      self.init()
+    }
+  }
+}

@@ -25,14 +25,7 @@ enum KeyedArchiveHarness {
   static let editedURL = "https://example.com/x"
 
   static func run(_ input: UnsafeRawBufferPointer) -> CInt {
-    // No copy: the readers then see libFuzzer's own allocation, so AddressSanitizer catches a read
-    // one byte past the input. Nothing built from `data` outlives this call.
-    let data =
-      input.baseAddress.map {
-        Data(
-          bytesNoCopy: UnsafeMutableRawPointer(mutating: $0), count: input.count, deallocator: .none
-        )
-      } ?? Data()
+    let data = Data(fuzzerInput: input)
     let archive: KeyedArchive
     do {
       archive = try KeyedArchive(decoding: data, limits: limits)

@@ -1,4 +1,5 @@
 import Foundation
+import FuzzCommon
 import KeyedArchive
 import PropertyList
 import ResumeData
@@ -14,12 +15,7 @@ enum ResumeDataHarness {
     maximumDepth: 256, maximumVisits: 100_000)
 
   static func run(_ input: UnsafeRawBufferPointer) -> CInt {
-    let data =
-      input.baseAddress.map {
-        Data(
-          bytesNoCopy: UnsafeMutableRawPointer(mutating: $0), count: input.count, deallocator: .none
-        )
-      } ?? Data()
+    let data = Data(fuzzerInput: input)
     guard let resume = try? ResumeData(decoding: data, limits: limits) else { return 0 }
     _ = resume.findings()
     _ = (
