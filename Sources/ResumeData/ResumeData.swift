@@ -97,12 +97,24 @@ public struct ResumeData: Sendable, Hashable {
     if top["$archiver"] != nil,
       let keyed = try Self.keyed(decoded.value, format: decoded.format, top: top, limits: limits)
     {
+      guard
+        Self.holdsResumeKeys(keyed.plain)
+          || keyed.archived.keys.contains(where: ResumeDataKey.known.contains)
+      else {
+        throw ResumeDataError(
+          .notResumeData, "the archive's root dictionary holds none of the resume-data keys",
+          at: "$top.\(keyed.archive.rootKey)")
+      }
       archive = keyed.archive
       entries = keyed.plain
       archivedEntries = keyed.archived
       networkFrameworkInfo = nil
       container = decoded.format == .xml ? .keyedArchiveXML : .keyedArchive
-      if case .data(let inner)? = keyed.plain["data"], keyed.plain[ResumeDataKey.localPath] != nil {
+      // WebKit wraps a Network.framework blob, and only that: anything else under `data` stays a
+      // plain value, so that nesting can never recurse.
+      if case .data(let inner)? = keyed.plain["data"], keyed.plain[ResumeDataKey.localPath] != nil,
+        NetworkFrameworkMask.isMasked(inner)
+      {
         generation = .networkFrameworkWebKit
         nestedStorage = [try ResumeData(decoding: inner, limits: limits)]
       } else {

@@ -252,3 +252,31 @@ struct ResumeDataDecodingTests {
     }
   }
 }
+
+@Suite("Resume data decoding limits")
+struct ResumeDataDecodingLimitTests {
+  @Test("A keyed dictionary without resume keys is not resume data")
+  func keyedWithoutResumeKeys() throws {
+    let bytes = try KeyedArchive(
+      root: .dictionary([ArchivedDictionaryEntry(.string("a"), .string("b"))], mutable: true)
+    ).encoded()
+    #expect {
+      _ = try ResumeData(decoding: bytes)
+    } throws: { error in
+      (error as? ResumeDataError)?.code == .notResumeData
+        && (error as? ResumeDataError)?.keyPath == "$top.NSKeyedArchiveRootObjectKey"
+    }
+  }
+
+  @Test("A wrapper around anything but a Network.framework blob does not nest")
+  func wrapperNesting() throws {
+    // A wrapper whose data is itself a wrapper: read as a keyed dictionary, never recursed into.
+    let inner = try keyedBlob([
+      "data": .data(Data("not a blob".utf8)), ResumeDataKey.localPath: .string("/tmp/a"),
+    ])
+    let outer = try keyedBlob(["data": .data(inner), ResumeDataKey.localPath: .string("/tmp/b")])
+    let resume = try ResumeData(decoding: outer)
+    #expect(resume.generation == .safari)
+    #expect(resume.nested == nil)
+  }
+}
