@@ -49,24 +49,28 @@ let package = Package(
       dependencies: ["PropertyList", "KeyedArchive"],
       path: "Benchmarks/resumedata-bench"
     ),
+    .target(
+      name: "TestSupport",
+      path: "Tests/TestSupport"
+    ),
     .testTarget(
       name: "PropertyListTests",
-      dependencies: ["PropertyList"],
+      dependencies: ["TestSupport", "PropertyList"],
       exclude: ["FuzzRegressions"]
     ),
     .testTarget(
       name: "KeyedArchiveTests",
-      dependencies: ["KeyedArchive", "PropertyList"],
+      dependencies: ["TestSupport", "KeyedArchive", "PropertyList"],
       exclude: ["FuzzRegressions"]
     ),
     .testTarget(
       name: "ResumeDataTests",
-      dependencies: ["ResumeData", "KeyedArchive", "PropertyList"],
+      dependencies: ["TestSupport", "ResumeData", "KeyedArchive", "PropertyList"],
       exclude: ["FuzzRegressions"]
     ),
     .testTarget(
       name: "ResumeDataCLITests",
-      dependencies: ["ResumeDataCLI", "PropertyList", "KeyedArchive", "ResumeData"]
+      dependencies: ["TestSupport", "ResumeDataCLI", "PropertyList", "KeyedArchive", "ResumeData"]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -58,8 +58,7 @@ public struct URLRequestArchive: Sendable, Hashable {
   public let archive: KeyedArchive
   /// Which keys hold the slots.
   public let layout: Layout
-  // The request object's fields and each slot's UID (0 when absent or `$null`), found once.
-  private let fields: PropertyListDictionary
+  // Each slot's UID (0 when absent or `$null`), found once.
   private let slotUIDs: [UInt64]
 
   /// Reads a request archive (the bytes of a `NSURLSessionResumeCurrentRequest` value, say).
@@ -93,7 +92,6 @@ public struct URLRequestArchive: Sendable, Hashable {
         "has neither __nsurlrequest_proto_prop_obj_0 nor $3: not CFNetwork's request layout",
         at: path)
     }
-    self.fields = fields
     // One pass over the fields, rather than building every slot's key for every lookup.
     let count = max(0, min(Int(fields["$2"]?.int64Value ?? 0), 4096))
     var uids = [UInt64](repeating: 0, count: count)

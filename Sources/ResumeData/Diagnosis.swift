@@ -14,8 +14,7 @@ extension ResumeData {
   /// - Returns: the findings, most severe first, in a stable order.
   public func findings(temporaryDirectory: URL? = nil) -> [Finding] {
     var found = [Finding]()
-    let size = encodedSizeHint
-    if size < Self.tinyBlobSize || bytesReceived == 0 {
+    if originalCount < Self.tinyBlobSize || bytesReceived == 0 {
       found.append(
         Finding(
           "empty-blob", .error,
@@ -98,9 +97,6 @@ extension ResumeData {
       ($0.element.severity, -$0.offset) > ($1.element.severity, -$1.offset)
     }.map(\.element)
   }
-
-  /// The size of the blob as it was read, for the tiny-blob check.
-  private var encodedSizeHint: Int { originalCount }
 
   /// A bare file name with no way out of its directory: no separators, no `..`, no NUL, not empty.
   static func isSafeBareName(_ name: String) -> Bool {

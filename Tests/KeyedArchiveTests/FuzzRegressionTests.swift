@@ -1,14 +1,12 @@
 import Foundation
 import KeyedArchive
 import PropertyList
+import TestSupport
 import Testing
 
 /// Inputs the keyed-archive fuzzer found (Tests/KeyedArchiveTests/FuzzRegressions), each named for
 /// what it pins: request archives whose `$2` slot count is huge, negative or too small.
-let archiveFuzzRegressions: [String] = {
-  let folder = repositoryRoot.appendingPathComponent("Tests/KeyedArchiveTests/FuzzRegressions")
-  return ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
-}()
+let archiveFuzzRegressions = filesInRepository("Tests/KeyedArchiveTests/FuzzRegressions")
 
 @Suite("Keyed-archive fuzz regressions")
 struct ArchiveFuzzRegressionTests {

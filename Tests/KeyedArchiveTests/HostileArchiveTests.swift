@@ -1,6 +1,7 @@
 import Foundation
 import KeyedArchive
 import PropertyList
+import TestSupport
 import Testing
 
 // Hostile keyed archives (Fixtures/archive/hostile, made by make-hostile-archives.py): each is a valid

@@ -1,5 +1,6 @@
 import Foundation
 import PropertyList
+import TestSupport
 import Testing
 
 /// `{"a": [1, "abcdefghijklmnopqrst"], "b": true}` as CoreFoundation writes it: 85 bytes.

@@ -1,12 +1,10 @@
 import Foundation
 import PropertyList
+import TestSupport
 import Testing
 
 /// Inputs the fuzzers found (Tests/PropertyListTests/FuzzRegressions), each named for what it pins.
-let fuzzRegressions: [String] = {
-  let folder = repositoryRoot.appendingPathComponent("Tests/PropertyListTests/FuzzRegressions")
-  return ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
-}()
+let fuzzRegressions = filesInRepository("Tests/PropertyListTests/FuzzRegressions")
 
 @Suite("Fuzz regressions")
 struct FuzzRegressionTests {

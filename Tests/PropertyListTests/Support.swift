@@ -1,23 +1,6 @@
 import Foundation
 import PropertyList
-
-/// The repository root, found from this file's path (Tests/PropertyListTests/Support.swift).
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-  .deletingLastPathComponent()
-  .deletingLastPathComponent()
-
-/// `../shared/peer-suites` beside the repository, where other plist implementations' test data lives.
-let peerSuites = repositoryRoot.deletingLastPathComponent().appendingPathComponent(
-  "shared/peer-suites")
-
-/// Whether the peer suites are present; tests that need them are disabled with this as the reason.
-let peerSuitesPresent = FileManager.default.fileExists(atPath: peerSuites.path)
-
-/// Reads a fixture from `Fixtures/`.
-func fixture(_ name: String) throws -> Data {
-  try Data(
-    contentsOf: repositoryRoot.appendingPathComponent("Fixtures").appendingPathComponent(name))
-}
+import TestSupport
 
 /// Bytes from a hex string; spaces, newlines and `#` comments to the end of a line are ignored.
 func hexBytes(_ text: String) -> Data {

@@ -2,6 +2,7 @@ import Foundation
 import KeyedArchive
 import PropertyList
 import ResumeDataCLI
+import TestSupport
 import Testing
 
 func archiveFixturePath(_ name: String) -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import ResumeDataCLI
+import TestSupport
 import Testing
 
 func resumeFixturePath(_ name: String) -> String {

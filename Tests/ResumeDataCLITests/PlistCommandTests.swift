@@ -1,12 +1,8 @@
 import Foundation
 import PropertyList
 import ResumeDataCLI
+import TestSupport
 import Testing
-
-/// The repository root, from this file's path.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-  .deletingLastPathComponent()
-  .deletingLastPathComponent()
 
 func fixturePath(_ name: String) -> String {
   repositoryRoot.appendingPathComponent("Fixtures/plist").appendingPathComponent(name).path

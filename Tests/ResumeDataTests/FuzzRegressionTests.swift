@@ -1,14 +1,12 @@
 import Foundation
 import KeyedArchive
 import ResumeData
+import TestSupport
 import Testing
 
 /// Inputs the resume-data fuzzer found (Tests/ResumeDataTests/FuzzRegressions), each named for what
 /// it pins.
-let resumeFuzzRegressions: [String] = {
-  let folder = repositoryRoot.appendingPathComponent("Tests/ResumeDataTests/FuzzRegressions")
-  return ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
-}()
+let resumeFuzzRegressions = filesInRepository("Tests/ResumeDataTests/FuzzRegressions")
 
 @Suite("Resume-data fuzz regressions")
 struct ResumeFuzzRegressionTests {

@@ -2,12 +2,8 @@ import Foundation
 import KeyedArchive
 import PropertyList
 import ResumeData
+import TestSupport
 import Testing
-
-/// The repository root, from this file's path.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-  .deletingLastPathComponent()
-  .deletingLastPathComponent()
 
 func requestArchive(_ name: String) throws -> Data {
   try Data(contentsOf: repositoryRoot.appendingPathComponent("Fixtures/archive/request/\(name)"))
