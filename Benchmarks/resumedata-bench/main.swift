@@ -51,9 +51,7 @@ enum Usage {
 
     OPTIONS:
       --input <input>         small, large or all (default: all).
-      --rounds <n>            Timed rounds per measurement; the best is reported (default: 3).
-      --round-time <seconds>  Minimum duration of one round (default: 0.3). No round starts
-                            after 5 s on one measurement.
+    \(TimingOptions.help)
       -h, --help              Show help information.
     """
 }
@@ -111,6 +109,48 @@ struct TimingOptions {
   /// No round starts once this many seconds have been spent on a measurement (there is always at
   /// least one timed round). Keeps the multi-second calls on the 10 MB input affordable.
   var budget = 5.0
+  /// Which side to time: both (the default), or only one, for profiling that side alone.
+  var sides: Set<Side> = [.ours, .foundation]
+
+  /// One side of a comparison.
+  enum Side: String {
+    case ours, foundation
+  }
+
+  /// The help lines of the options every subcommand shares.
+  static let help = """
+      --rounds <n>            Timed rounds per measurement; the best is reported (default: 3).
+      --round-time <seconds>  Minimum duration of one round (default: 0.3). No round starts
+                              after 5 s on one measurement.
+      --only <side>           Time only 'ours' or only 'foundation' (to profile one side).
+    """
+
+  /// Consumes one shared option and its value from `remaining`.
+  ///
+  /// - Returns: `nil` when `argument` is not a shared option, else an error message or `""` when
+  ///   the option was applied.
+  mutating func parse(_ argument: String, _ remaining: inout ArraySlice<String>) -> String? {
+    guard ["--rounds", "--round-time", "--only"].contains(argument) else { return nil }
+    guard let value = remaining.popFirst() else { return "missing value for '\(argument)'" }
+    switch argument {
+    case "--rounds":
+      guard let rounds = Int(value), rounds > 0 else {
+        return "'\(value)' is not a positive number of rounds"
+      }
+      self.rounds = rounds
+    case "--round-time":
+      guard let time = Double(value), time > 0, time.isFinite else {
+        return "'\(value)' is not a positive number of seconds"
+      }
+      roundTime = time
+    default:
+      guard let side = Side(rawValue: value) else {
+        return "'\(value)' is not a side (ours or foundation)"
+      }
+      sides = [side]
+    }
+    return ""
+  }
 }
 
 /// Times `body` and returns the best seconds per call.
@@ -223,14 +263,20 @@ func compare(
     case .failure(let error): return "\(name): error: \(describe(error))"
     }
   }
-  let ourTime = timed(ours)
-  let theirTime = timed(foundation)
+  let skipped = Result<Double, any Error>.failure(SkippedSide())
+  let ourTime = options.sides.contains(.ours) ? timed(ours) : skipped
+  let theirTime = options.sides.contains(.foundation) ? timed(foundation) : skipped
   var line = "\(layer) \(padded(label, 11)) \(padded(operation, 15)) "
   line += padded(column("ours", ourTime), 22) + " " + padded(column("Foundation", theirTime), 26)
   if case .success(let mine) = ourTime, case .success(let theirs) = theirTime {
     line += " ratio " + String(format: "%.1fx", rate.value(mine) / rate.value(theirs))
   }
   print(line)
+}
+
+/// The result of a side that `--only` left out.
+struct SkippedSide: Error, CustomStringConvertible {
+  var description: String { "not timed (--only)" }
 }
 
 /// An error as one short line.
@@ -253,31 +299,19 @@ enum PlistBenchmark {
     let hint = "resumedata-bench plist [--input <input>] [--rounds <n>] [--round-time <seconds>]"
     var remaining = arguments[...]
     while let argument = remaining.popFirst() {
+      if let problem = options.parse(argument, &remaining) {
+        if problem.isEmpty { continue }
+        return usageError(problem, hint: hint)
+      }
       switch argument {
       case "-h", "--help":
         print(Usage.plist)
         return 0
-      case "--input", "--rounds", "--round-time":
-        guard let value = remaining.popFirst() else {
-          return usageError("missing value for '\(argument)'", hint: hint)
+      case "--input":
+        guard let value = remaining.popFirst(), ["small", "large", "all"].contains(value) else {
+          return usageError("--input needs small, large or all", hint: hint)
         }
-        switch argument {
-        case "--input":
-          guard ["small", "large", "all"].contains(value) else {
-            return usageError("'\(value)' is not an input (small, large or all)", hint: hint)
-          }
-          inputs = value == "all" ? ["small", "large"] : [value]
-        case "--rounds":
-          guard let rounds = Int(value), rounds > 0 else {
-            return usageError("'\(value)' is not a positive number of rounds", hint: hint)
-          }
-          options.rounds = rounds
-        default:
-          guard let time = Double(value), time > 0, time.isFinite else {
-            return usageError("'\(value)' is not a positive number of seconds", hint: hint)
-          }
-          options.roundTime = time
-        }
+        inputs = value == "all" ? ["small", "large"] : [value]
       default:
         return usageError("unexpected argument '\(argument)'", hint: hint)
       }
@@ -579,6 +613,10 @@ enum ArchiveBenchmark {
     typed fields (URL, method, headers, timeout, cache policy, flags) with URLRequestArchive, and
     Foundation's NSKeyedUnarchiver decoding an NSKeyedArchiver archive of an NSDictionary holding the
     same values (Foundation on Linux cannot read Apple's request layout at all), then reading them.
+
+    OPTIONS:
+    \(TimingOptions.help)
+      -h, --help              Show help information.
     """
 
   static func run(_ arguments: [String]) -> Int32 {
@@ -586,21 +624,14 @@ enum ArchiveBenchmark {
     var remaining = arguments[...]
     let hint = "resumedata-bench archive [--rounds <n>] [--round-time <seconds>]"
     while let argument = remaining.popFirst() {
+      if let problem = options.parse(argument, &remaining) {
+        if problem.isEmpty { continue }
+        return usageError(problem, hint: hint)
+      }
       switch argument {
       case "-h", "--help":
         print(usage)
         return 0
-      case "--rounds":
-        guard let value = remaining.popFirst(), let rounds = Int(value), rounds > 0 else {
-          return usageError("--rounds needs a positive number", hint: hint)
-        }
-        options.rounds = rounds
-      case "--round-time":
-        guard let value = remaining.popFirst(), let time = Double(value), time > 0, time.isFinite
-        else {
-          return usageError("--round-time needs a positive number of seconds", hint: hint)
-        }
-        options.roundTime = time
       default:
         return usageError("unexpected argument '\(argument)'", hint: hint)
       }
