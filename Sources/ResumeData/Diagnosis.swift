@@ -98,6 +98,38 @@ extension ResumeData {
     }.map(\.element)
   }
 
+  /// The size of a regular file, or nil when there is none (only its attributes are read).
+  static func fileSize(_ file: URL) -> Int64? {
+    guard let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),
+      attributes[.type] as? FileAttributeType == .typeRegular
+    else { return nil }
+    return (attributes[.size] as? NSNumber)?.int64Value
+  }
+
+  /// A `file://` URL's path, or the path itself.
+  static func plainPath(_ path: String) -> String {
+    path.hasPrefix("file://") ? URL(string: path)?.path ?? path : path
+  }
+
+  /// An absolute path without `..` components or NUL.
+  static func isSafeAbsolutePath(_ path: String) -> Bool {
+    !path.contains("\u{0}") && path.hasPrefix("/") && !path.split(separator: "/").contains("..")
+  }
+
+  /// The partial file inside `directory`: the temp file name there, or `LocalPath` when it lies
+  /// inside; nil when the name is unsafe, the path is outside, or the blob names no file.
+  func partialFile(in directory: URL) -> URL? {
+    if let name = tempFileName {
+      return Self.isSafeBareName(name) ? directory.appendingPathComponent(name) : nil
+    }
+    guard let path = localPath.map(Self.plainPath), Self.isSafeAbsolutePath(path) else {
+      return nil
+    }
+    let base = directory.standardizedFileURL.path
+    let resolved = URL(fileURLWithPath: path).standardizedFileURL
+    return resolved.path.hasPrefix(base.hasSuffix("/") ? base : base + "/") ? resolved : nil
+  }
+
   /// A bare file name with no way out of its directory: no separators, no `..`, no NUL, not empty.
   static func isSafeBareName(_ name: String) -> Bool {
     !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\\")
@@ -106,46 +138,33 @@ extension ResumeData {
 
   private func partialFileFindings(_ directory: URL?) -> [Finding] {
     var found = [Finding]()
-    var partial: URL?
-    if let name = tempFileName {
-      if Self.isSafeBareName(name) {
-        partial = directory?.appendingPathComponent(name)
-      } else {
-        found.append(
-          Finding(
-            "unsafe-file-name", .error,
-            "the temp file name \(String(reflecting: name)) is not a bare name (separators, .., NUL or empty): it is never followed",
-            path: ResumeDataKey.tempFileName))
-      }
-    } else if let path = localPath {
-      let plainPath = path.hasPrefix("file://") ? URL(string: path)?.path ?? path : path
-      if plainPath.contains("\u{0}") || !plainPath.hasPrefix("/")
-        || plainPath.split(separator: "/").contains("..")
-      {
-        found.append(
-          Finding(
-            "unsafe-file-name", .error,
-            "the local path \(String(reflecting: path)) is not a plain absolute path: it is never followed",
-            path: ResumeDataKey.localPath))
-      } else if let directory {
-        let base = directory.standardizedFileURL.path
-        let resolved = URL(fileURLWithPath: plainPath).standardizedFileURL
-        if resolved.path.hasPrefix(base.hasSuffix("/") ? base : base + "/") {
-          partial = resolved
-        } else {
-          found.append(
-            Finding(
-              "local-path-outside-directory", .warning,
-              "the local path is outside \(base) (an old sandbox?): repair moves it there by its last component",
-              path: ResumeDataKey.localPath))
-        }
-      }
+    if let name = tempFileName, !Self.isSafeBareName(name) {
+      found.append(
+        Finding(
+          "unsafe-file-name", .error,
+          "the temp file name \(String(reflecting: name)) is not a bare name (separators, .., NUL or empty): it is never followed",
+          path: ResumeDataKey.tempFileName))
+    } else if tempFileName == nil, let path = localPath,
+      !Self.isSafeAbsolutePath(Self.plainPath(path))
+    {
+      found.append(
+        Finding(
+          "unsafe-file-name", .error,
+          "the local path \(String(reflecting: path)) is not a plain absolute path: it is never followed",
+          path: ResumeDataKey.localPath))
+    }
+    guard found.isEmpty, let directory else { return found }
+    let partial = partialFile(in: directory)
+    if partial == nil, tempFileName == nil, localPath != nil {
+      found.append(
+        Finding(
+          "local-path-outside-directory", .warning,
+          "the local path is outside \(directory.standardizedFileURL.path) (an old sandbox?): repair moves it there by its last component",
+          path: ResumeDataKey.localPath))
     }
     guard let partial else { return found }
     // Only the size is asked for; nothing is read, and the name was checked above.
-    guard let attributes = try? FileManager.default.attributesOfItem(atPath: partial.path),
-      let size = (attributes[.size] as? NSNumber)?.int64Value
-    else {
+    guard let size = Self.fileSize(partial) else {
       found.append(
         Finding(
           "partial-file-missing", .error,

@@ -48,9 +48,9 @@ public struct ResumeData: Sendable, Hashable {
   public let container: ResumeDataContainer
   /// The resume dictionary's plain values, keys in stored order. Empty for Network.framework blobs,
   /// whose fields are objects (see `networkFrameworkInfo`).
-  public let entries: PropertyListDictionary
+  public internal(set) var entries: PropertyListDictionary
   /// Values only a keyed archive can hold (such as `NSURLSessionResumeExtractor`), decoded, by key.
-  public let archivedEntries: [String: ArchivedValue]
+  public internal(set) var archivedEntries: [String: ArchivedValue]
   /// The keyed archive, for keyed forms: kept so that re-encoding reproduces it.
   public let archive: KeyedArchive?
   /// The root object of a Network.framework blob (`NWURLSessionDownloadResumeInfo`), decoded.
@@ -59,6 +59,12 @@ public struct ResumeData: Sendable, Hashable {
   private let nestedStorage: [ResumeData]
   // The input, for binary plists: its object table keeps the sharing the producer chose.
   private let original: Data
+  // A keyed root dictionary's keys in archived order (plain and archived values interleave there),
+  // and whether it was an NSMutableDictionary: what a re-archived root must keep.
+  var rootKeyOrder: [String] = []
+  var rootIsMutable = true
+  // Set by every edit: an edited blob is written afresh rather than from `original`.
+  var isEdited = false
 
   /// The Network.framework blob inside WebKit's wrapper, decoded.
   public var nested: ResumeData? { nestedStorage.first }
@@ -108,6 +114,8 @@ public struct ResumeData: Sendable, Hashable {
       archive = keyed.archive
       entries = keyed.plain
       archivedEntries = keyed.archived
+      rootKeyOrder = keyed.order
+      rootIsMutable = keyed.mutable
       networkFrameworkInfo = nil
       container = decoded.format == .xml ? .keyedArchiveXML : .keyedArchive
       // WebKit wraps a Network.framework blob, and only that: anything else under `data` stays a
@@ -149,12 +157,13 @@ public struct ResumeData: Sendable, Hashable {
     _ plist: PropertyListValue, format: PropertyListFormat, top: PropertyListDictionary,
     limits: KeyedArchiveLimits
   ) throws -> (
-    archive: KeyedArchive, plain: PropertyListDictionary, archived: [String: ArchivedValue]
+    archive: KeyedArchive, plain: PropertyListDictionary, archived: [String: ArchivedValue],
+    order: [String], mutable: Bool
   )? {
     do {
       let archive = try KeyedArchive(propertyList: plist, format: format)
-      let (plain, archived) = try rootDictionary(archive, limits: limits)
-      return (archive, plain, archived)
+      let root = try rootDictionary(archive, limits: limits)
+      return (archive, root.plain, root.archived, root.order, root.mutable)
     } catch let error as KeyedArchiveError {
       guard holdsResumeKeys(top) else {
         throw ResumeDataError(
@@ -199,19 +208,30 @@ public struct ResumeData: Sendable, Hashable {
 
   /// The root dictionary of a keyed blob: plain values, and the rest decoded.
   private static func rootDictionary(_ archive: KeyedArchive, limits: KeyedArchiveLimits) throws
-    -> (PropertyListDictionary, [String: ArchivedValue])
+    -> (
+      plain: PropertyListDictionary, archived: [String: ArchivedValue], order: [String],
+      mutable: Bool
+    )
   {
-    guard case .dictionary(let pairs, _) = try archive.decodeRoot(limits: limits) else {
+    guard case .dictionary(let pairs, let mutable) = try archive.decodeRoot(limits: limits) else {
       throw KeyedArchiveError(
         .badObject, "the root is not a dictionary", at: "$top.\(archive.rootKey)")
     }
     var plain = PropertyListDictionary()
     var archived = [String: ArchivedValue]()
+    var order = [String]()
     for (index, pair) in pairs.enumerated() {
       guard case .string(let key, _) = pair.key else {
         throw KeyedArchiveError(
           .badObject, "key \(index) is not a string",
           at: "$top.\(archive.rootKey).NS.keys[\(index)]")
+      }
+      if plain[key] == nil, archived[key] == nil {
+        order.append(key)
+      } else {
+        // A repeated key: the last value wins, as NSDictionary's decoding does.
+        plain[key] = nil
+        archived[key] = nil
       }
       switch pair.value {
       case .string(let string, false): plain[key] = .string(string)
@@ -222,7 +242,7 @@ public struct ResumeData: Sendable, Hashable {
       default: archived[key] = pair.value
       }
     }
-    return (plain, archived)
+    return (plain, archived, order, mutable)
   }
 
   private static func holdsResumeKeys(_ dictionary: PropertyListDictionary) -> Bool {
@@ -320,6 +340,7 @@ public struct ResumeData: Sendable, Hashable {
   ///
   /// - Throws: `ResumeDataError` if a value cannot be written.
   public func encoded() throws -> Data {
+    if isEdited { return try rebuilt() }
     do {
       switch container {
       case .xmlPlist: return try PropertyListValue.dictionary(entries).encoded(as: .xml)

@@ -19,6 +19,10 @@ public struct ResumeDataError: Error, Sendable, Hashable, CustomStringConvertibl
     public static let notResumeData = Code(rawValue: "not-resume-data")
     /// A key holds a value of the wrong type.
     public static let wrongType = Code(rawValue: "wrong-type")
+    /// The operation cannot be done on this blob or toward this target (the message says why).
+    public static let unsupported = Code(rawValue: "unsupported")
+    /// An edit's argument is invalid (a URL that does not parse, a header name with a colon, …).
+    public static let invalidEdit = Code(rawValue: "invalid-edit")
 
     /// The code's name.
     public var description: String { rawValue }
@@ -53,5 +57,23 @@ public struct ResumeDataError: Error, Sendable, Hashable, CustomStringConvertibl
   public var description: String {
     if let propertyListError { return propertyListError.description }
     return keyPath.isEmpty ? message : "\(keyPath): \(message)"
+  }
+}
+
+extension ResumeDataError {
+  /// Runs `body`, turning the lower layers' errors into `ResumeDataError`s that keep them, with
+  /// `keyPath` in front of an archive's own key path.
+  static func wrapping<T>(at keyPath: String = "", _ body: () throws -> T) throws -> T {
+    do {
+      return try body()
+    } catch let error as PropertyListError {
+      throw ResumeDataError(.propertyList, error.message, at: keyPath, propertyListError: error)
+    } catch let error as KeyedArchiveError {
+      if let plist = error.propertyListError {
+        throw ResumeDataError(.propertyList, plist.message, at: keyPath, propertyListError: plist)
+      }
+      let path = [keyPath, error.keyPath].filter { !$0.isEmpty }.joined(separator: ".")
+      throw ResumeDataError(.keyedArchive, error.message, at: path, keyedArchiveError: error)
+    }
   }
 }

@@ -1,0 +1,341 @@
+import Foundation
+import KeyedArchive
+import PropertyList
+
+extension ResumeData {
+  /// Network.framework's resume-info classes, most derived first (format reference §7).
+  static let networkFrameworkClasses = [
+    "NWURLSessionDownloadResumeInfo", "NWURLSessionResumeInfo", "NSObject",
+  ]
+
+  /// The blob in another generation (and container), keeping everything the target can carry.
+  ///
+  /// Plain generations (v1, v2, v4) and the keyed ones (keyed, Safari-made) carry the same
+  /// dictionary, with the partial file named as each expects: `LocalPath` for v1 and Safari,
+  /// `TempFileName` for v2, v4 and keyed (derived from one another, the directory coming from
+  /// `temporaryDirectory`). Values only an archive can hold survive only into keyed targets.
+  /// Network.framework's object carries the requests, the response and the partial file, but no
+  /// byte count or validators of its own.
+  ///
+  /// - Parameters:
+  ///   - target: the generation to write.
+  ///   - format: `.xml` or `.binary`; nil for the target's usual one (XML for plain dictionaries,
+  ///     binary for archives). Network.framework blobs are binary only.
+  ///   - infoVersion: the `NSURLSessionResumeInfoVersion` of a keyed target (default 5); plain
+  ///     targets always get their own (1, 2 or 4).
+  ///   - temporaryDirectory: where the partial file lives, to turn a bare temp name into a path.
+  /// - Returns: the converted blob, and findings: `converted`, plus `conversion-derived` for each
+  ///   value made from another and `conversion-dropped` for each value the target cannot carry.
+  /// - Throws: `ResumeDataError`: `.unsupported` when the target needs what the blob cannot give
+  ///   (a partial-file path without a directory, say), or a request archive's error.
+  public func converted(
+    to target: ResumeDataGeneration, format: PropertyListFormat? = nil, infoVersion: Int? = nil,
+    temporaryDirectory: URL? = nil
+  ) throws -> (blob: ResumeData, findings: [Finding]) {
+    if target == .networkFramework, format == .xml {
+      throw ResumeDataError(
+        .unsupported, "Network.framework blobs are binary archives; XML is not a form of them",
+        at: "")
+    }
+    let plainTargets: [ResumeDataGeneration] = [.v1, .v2, .v4]
+    let wantedContainer: ResumeDataContainer =
+      switch target {
+      case .v1, .v2, .v4: format == .binary ? .binaryPlist : .xmlPlist
+      case .networkFramework: .nwArchive
+      default: format == .xml ? .keyedArchiveXML : .keyedArchive
+      }
+    let wantedVersion =
+      switch target {
+      case .v1: 1
+      case .v2: 2
+      case .v4: 4
+      case .keyed: infoVersion ?? (generation == .keyed ? self.infoVersion ?? 5 : 5)
+      case .safari: self.infoVersion ?? 4
+      default: self.infoVersion ?? 0
+      }
+    if target == generation, wantedContainer == container,
+      target == .networkFramework || target == .networkFrameworkWebKit
+        || self.infoVersion == wantedVersion
+    {
+      return (self, [])
+    }
+    var notes = Conversion(from: self, directory: temporaryDirectory)
+    var dictionary = try notes.portableEntries()
+    let bytes: Data
+    switch target {
+    case .v1, .v2, .v4, .keyed, .safari:
+      dictionary[ResumeDataKey.infoVersion] = .integer(PropertyListInteger(wantedVersion))
+      switch target {
+      case .v1, .safari:
+        try notes.nameByLocalPath(&dictionary)
+        if target == .safari { notes.drop(ResumeDataKey.originalRequest, from: &dictionary) }
+      default:
+        try notes.nameByTempFileName(&dictionary)
+        if plainTargets.contains(target) {
+          notes.drop(ResumeDataKey.localPath, from: &dictionary)
+        }
+      }
+      if target == .v1 || target == .v2 {
+        notes.drop(ResumeDataKey.byteRange, from: &dictionary)
+      }
+      if plainTargets.contains(target) {
+        let archivedKeys = notes.archivedOrder
+        for key in archivedKeys { notes.dropped.append(key) }
+        let container: PropertyListFormat = wantedContainer == .binaryPlist ? .binary : .xml
+        bytes = try ResumeDataError.wrapping {
+          try PropertyListValue.dictionary(dictionary).encoded(as: container)
+        }
+      } else {
+        let pairs = notes.keyedPairs(dictionary)
+        bytes = try ResumeDataError.wrapping {
+          try Self.keyedBytes(pairs, format: wantedContainer == .keyedArchiveXML ? .xml : .binary)
+        }
+      }
+    case .networkFramework:
+      bytes = try notes.networkFrameworkBytes(dictionary)
+    case .networkFrameworkWebKit:
+      let inner = try converted(to: .networkFramework, temporaryDirectory: temporaryDirectory)
+      try notes.nameByLocalPath(&dictionary)
+      guard let path = dictionary[ResumeDataKey.localPath] else {
+        throw ResumeDataError(.unsupported, "no partial-file path", at: ResumeDataKey.localPath)
+      }
+      let pairs = [
+        ArchivedDictionaryEntry(.string("data"), .data(try inner.blob.encoded())),
+        ArchivedDictionaryEntry(.string(ResumeDataKey.localPath), Self.archived(path)),
+      ]
+      notes.dropped += inner.findings.filter { $0.code == "conversion-dropped" }.map(\.path)
+      bytes = try ResumeDataError.wrapping { try Self.keyedBytes(pairs) }
+    }
+    let blob = try ResumeData(decoding: bytes)
+    var findings = [
+      Finding(
+        "converted", .info,
+        "converted from \(generation.rawValue) (\(container.rawValue)) to \(blob.generation.rawValue) (\(blob.container.rawValue))"
+          + (blob.infoVersion.map { ", info version \($0)" } ?? ""))
+    ]
+    findings += notes.derived
+    for key in notes.dropped where !key.isEmpty {
+      findings.append(
+        Finding(
+          "conversion-dropped", .warning,
+          "\(key) cannot be carried by \(target.rawValue) and was left out", path: key))
+    }
+    return (blob, findings)
+  }
+}
+
+/// The bookkeeping of one conversion: the source's values in a portable form, and what was derived
+/// or dropped on the way.
+private struct Conversion {
+  let source: ResumeData
+  let directory: URL?
+  var derived: [Finding] = []
+  var dropped: [String] = []
+
+  init(from source: ResumeData, directory: URL?) {
+    self.source = source
+    self.directory = directory
+  }
+
+  /// Keys of values only an archive can hold, in the source's order.
+  var archivedOrder: [String] {
+    source.rootKeyOrder.filter { source.archivedEntries[$0] != nil }
+  }
+
+  /// The source as a resume dictionary of plain values, whatever its generation.
+  mutating func portableEntries() throws -> PropertyListDictionary {
+    switch source.generation {
+    case .networkFramework:
+      return try networkFrameworkEntries(source)
+    case .networkFrameworkWebKit:
+      guard let nested = source.nested else { return source.entries }
+      var entries = try networkFrameworkEntries(nested)
+      if let path = source.entries[ResumeDataKey.localPath] {
+        entries[ResumeDataKey.localPath] = path
+      }
+      return entries
+    default:
+      return source.entries
+    }
+  }
+
+  /// A Network.framework object's requests, response and partial file as resume-dictionary values.
+  private mutating func networkFrameworkEntries(_ blob: ResumeData) throws
+    -> PropertyListDictionary
+  {
+    guard let info = blob.networkFrameworkInfo else { return [:] }
+    var entries = PropertyListDictionary()
+    if let url = blob.currentRequest?.url ?? blob.originalRequest?.url {
+      entries[ResumeDataKey.downloadURL] = .string(url)
+    }
+    for (field, key) in [
+      ("currentRequest", ResumeDataKey.currentRequest),
+      ("originalRequest", ResumeDataKey.originalRequest),
+    ] {
+      guard case .reference(let request)? = info[field], request != .null else { continue }
+      entries[key] = .data(
+        try ResumeDataError.wrapping(at: field) { try KeyedArchive(root: request).encoded() })
+    }
+    if case .reference(let response)? = info["response"], response != .null {
+      let bytes = try ResumeDataError.wrapping(at: "response") {
+        try KeyedArchive(root: response).encoded()
+      }
+      entries[ResumeDataKey.response] = .data(bytes)
+      if let headers = try? URLResponseArchive(decoding: bytes).headerFields {
+        for (name, key) in [
+          ("ETag", ResumeDataKey.entityTag), ("Last-Modified", ResumeDataKey.serverDownloadDate),
+        ] {
+          if let value = headers.first(where: {
+            $0.name.caseInsensitiveCompare(name) == .orderedSame
+          })?.value {
+            entries[key] = .string(value)
+            derived.append(
+              Finding(
+                "conversion-derived", .info, "\(key) taken from the response's \(name) header",
+                path: key))
+          }
+        }
+      }
+    }
+    if let name = blob.tempFileName { entries[ResumeDataKey.tempFileName] = .string(name) }
+    if let path = blob.localPath {
+      entries[ResumeDataKey.localPath] = .string(ResumeData.plainPath(path))
+    }
+    // Network.framework records no byte count: the partial file's size is the count.
+    if let name = blob.tempFileName, ResumeData.isSafeBareName(name), let directory,
+      let size = ResumeData.fileSize(directory.appendingPathComponent(name))
+    {
+      entries[ResumeDataKey.bytesReceived] = .integer(PropertyListInteger(size))
+      derived.append(
+        Finding(
+          "conversion-derived", .info,
+          "BytesReceived set to the partial file's size, \(size)",
+          path: ResumeDataKey.bytesReceived))
+    }
+    return entries
+  }
+
+  /// Makes sure the partial file is named by an absolute `LocalPath`, and drops `TempFileName`.
+  mutating func nameByLocalPath(_ entries: inout PropertyListDictionary) throws {
+    if entries[ResumeDataKey.localPath]?.stringValue == nil {
+      guard let name = entries[ResumeDataKey.tempFileName]?.stringValue,
+        ResumeData.isSafeBareName(name)
+      else {
+        throw ResumeDataError(
+          .unsupported, "there is no safe partial-file name to make a local path from",
+          at: ResumeDataKey.tempFileName)
+      }
+      guard let directory else {
+        throw ResumeDataError(
+          .unsupported,
+          "the target names the partial file by absolute path: give the directory that holds \(name)",
+          at: ResumeDataKey.localPath)
+      }
+      let path = directory.appendingPathComponent(name).standardizedFileURL.path
+      entries[ResumeDataKey.localPath] = .string(path)
+      derived.append(
+        Finding(
+          "conversion-derived", .info, "LocalPath made from TempFileName: \(path)",
+          path: ResumeDataKey.localPath))
+    }
+    if entries[ResumeDataKey.tempFileName] != nil {
+      entries[ResumeDataKey.tempFileName] = nil
+      derived.append(
+        Finding(
+          "conversion-derived", .info, "TempFileName replaced by LocalPath",
+          path: ResumeDataKey.tempFileName))
+    }
+  }
+
+  /// Makes sure the partial file is named by a bare `TempFileName` (from LocalPath's last component).
+  mutating func nameByTempFileName(_ entries: inout PropertyListDictionary) throws {
+    guard entries[ResumeDataKey.tempFileName]?.stringValue == nil else { return }
+    guard let path = entries[ResumeDataKey.localPath]?.stringValue else {
+      throw ResumeDataError(
+        .unsupported, "the blob names no partial file (neither TempFileName nor LocalPath)",
+        at: ResumeDataKey.tempFileName)
+    }
+    let name = URL(fileURLWithPath: path).lastPathComponent
+    guard ResumeData.isSafeBareName(name) else {
+      throw ResumeDataError(
+        .unsupported, "the local path \(String(reflecting: path)) has no usable file name",
+        at: ResumeDataKey.localPath)
+    }
+    entries[ResumeDataKey.tempFileName] = .string(name)
+    derived.append(
+      Finding(
+        "conversion-derived", .info,
+        "TempFileName made from LocalPath's last component: \(name) (the file must be in the temporary directory)",
+        path: ResumeDataKey.tempFileName))
+  }
+
+  /// Removes a key the target cannot carry, noting it.
+  mutating func drop(_ key: String, from entries: inout PropertyListDictionary) {
+    guard entries[key] != nil else { return }
+    entries[key] = nil
+    dropped.append(key)
+  }
+
+  /// A keyed root dictionary: the plain entries in the source's order, then archived values.
+  func keyedPairs(_ entries: PropertyListDictionary) -> [ArchivedDictionaryEntry] {
+    var pairs = entries.map {
+      ArchivedDictionaryEntry(.string($0.key), ResumeData.archived($0.value))
+    }
+    for key in archivedOrder {
+      if let value = source.archivedEntries[key] {
+        pairs.append(ArchivedDictionaryEntry(.string(key), value))
+      }
+    }
+    return pairs
+  }
+
+  /// A masked Network.framework blob holding the requests, response and partial file.
+  mutating func networkFrameworkBytes(_ entries: PropertyListDictionary) throws -> Data {
+    func root(_ key: String) throws -> ArchivedValue? {
+      guard let bytes = entries[key]?.dataValue else { return nil }
+      return try ResumeDataError.wrapping(at: key) {
+        try KeyedArchive(decoding: bytes).decodeRoot()
+      }
+    }
+    guard let current = try root(ResumeDataKey.currentRequest) else {
+      throw ResumeDataError(
+        .unsupported, "a Network.framework blob needs the current request",
+        at: ResumeDataKey.currentRequest)
+    }
+    let original = try root(ResumeDataKey.originalRequest) ?? current
+    var fields = [
+      ArchivedField("originalRequest", .reference(original)),
+      ArchivedField("currentRequest", .reference(current)),
+    ]
+    if let response = try root(ResumeDataKey.response) {
+      fields.append(ArchivedField("response", .reference(response)))
+    }
+    var named = entries
+    try nameByTempFileName(&named)
+    if let name = named[ResumeDataKey.tempFileName]?.stringValue {
+      let path =
+        entries[ResumeDataKey.localPath]?.stringValue
+        ?? directory.map { $0.appendingPathComponent(name).standardizedFileURL.path }
+      if let path {
+        fields.append(
+          ArchivedField(
+            "fileURL",
+            .reference(.url(ArchivedURL(relative: URL(fileURLWithPath: path).absoluteString)))))
+      }
+      fields.append(ArchivedField("tempFileName", .reference(.string(name))))
+    }
+    fields.append(ArchivedField("_keepDownloadTaskFile", .inline(.boolean(false))))
+    let carried: Set<String> = [
+      ResumeDataKey.currentRequest, ResumeDataKey.originalRequest, ResumeDataKey.response,
+      ResumeDataKey.tempFileName, ResumeDataKey.localPath, ResumeDataKey.downloadURL,
+      ResumeDataKey.infoVersion,
+    ]
+    dropped += entries.keys.filter { !carried.contains($0) }
+    dropped += archivedOrder
+    let object = ArchivedObject(classChain: ResumeData.networkFrameworkClasses, fields: fields)
+    let archive = try ResumeDataError.wrapping {
+      try KeyedArchive(root: .object(object)).encoded(as: .binary)
+    }
+    return NetworkFrameworkMask.toggled(archive)
+  }
+}

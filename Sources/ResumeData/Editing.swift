@@ -1,0 +1,197 @@
+import Foundation
+import KeyedArchive
+import PropertyList
+
+extension ResumeData {
+  /// The two request keys, current first.
+  static let requestKeys = [ResumeDataKey.currentRequest, ResumeDataKey.originalRequest]
+
+  /// Sets (or, with nil, removes) a plain value of the resume dictionary; a new key goes last.
+  /// The blob is then written afresh by `encoded()`, in its own generation and container.
+  ///
+  /// - Throws: `ResumeDataError` with code `.unsupported` for Network.framework blobs, whose fields
+  ///   are objects rather than dictionary values.
+  public mutating func setEntry(_ key: String, _ value: PropertyListValue?) throws {
+    guard generation != .networkFramework else {
+      throw ResumeDataError(
+        .unsupported,
+        "a Network.framework blob has no resume dictionary to edit; convert it first", at: key)
+    }
+    if value != nil, entries[key] == nil, archivedEntries[key] == nil, !rootKeyOrder.contains(key) {
+      rootKeyOrder.append(key)
+    }
+    if value == nil, archivedEntries[key] != nil {
+      archivedEntries[key] = nil
+    }
+    entries[key] = value
+    isEdited = true
+  }
+
+  /// Points the blob at a new URL: `NSURLSessionDownloadURL` and the URL of both request archives.
+  /// Everything else (headers, validators, the partial file) stays as it is.
+  ///
+  /// - Returns: one `edited` finding per value changed, naming its key.
+  /// - Throws: `ResumeDataError`: `.invalidEdit` for a URL that is not absolute http or https,
+  ///   `.unsupported` for Network.framework blobs, or the error of a request archive that does not
+  ///   decode.
+  @discardableResult
+  public mutating func setURL(_ url: String) throws -> [Finding] {
+    guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
+      scheme == "http" || scheme == "https", parsed.host?.isEmpty == false
+    else {
+      throw ResumeDataError(
+        .invalidEdit, "\(String(reflecting: url)) is not an absolute http or https URL",
+        at: ResumeDataKey.downloadURL)
+    }
+    var changes = [Finding]()
+    try editRequests(&changes) { try $0.settingURL(url) }
+    if entries[ResumeDataKey.downloadURL] != nil || !changes.isEmpty {
+      try setEntry(ResumeDataKey.downloadURL, .string(url))
+      changes.insert(
+        Finding(
+          "edited", .info, "the download URL is now \(url)", path: ResumeDataKey.downloadURL),
+        at: 0)
+    }
+    return changes
+  }
+
+  /// Adds or replaces (matched without regard to case, keeping its place) a header field of both
+  /// request archives, or removes it when `value` is nil.
+  ///
+  /// - Returns: one `edited` finding per request archive changed.
+  /// - Throws: `ResumeDataError`: `.invalidEdit` for a name that is not an HTTP token or a value
+  ///   with a line break or NUL, `.unsupported` for Network.framework blobs or for adding a header
+  ///   to a request without an HTTP message, or a request archive's own error.
+  @discardableResult
+  public mutating func setHeader(_ name: String, _ value: String?) throws -> [Finding] {
+    let separators = Set("()<>@,;:\\\"/[]?={} \t")
+    guard !name.isEmpty,
+      name.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F })
+        && !name.contains(where: separators.contains)
+    else {
+      throw ResumeDataError(
+        .invalidEdit, "\(String(reflecting: name)) is not an HTTP header name",
+        at: ResumeDataKey.currentRequest)
+    }
+    if let value, value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\u{0}" }) {
+      throw ResumeDataError(
+        .invalidEdit, "the value of \(name) holds a line break or NUL",
+        at: ResumeDataKey.currentRequest)
+    }
+    var changes = [Finding]()
+    try editRequests(&changes) { request in
+      let edited = try request.settingHeader(name, to: value)
+      return edited.headerFields.elementsEqual(request.headerFields, by: ==) ? nil : edited
+    }
+    return changes
+  }
+
+  /// Applies `edit` to each request archive present (nil: unchanged), re-encoding it in place.
+  private mutating func editRequests(
+    _ changes: inout [Finding], _ edit: (URLRequestArchive) throws -> URLRequestArchive?
+  ) throws {
+    if generation == .networkFramework || generation == .networkFrameworkWebKit {
+      throw ResumeDataError(
+        .unsupported,
+        "the requests of a Network.framework blob are objects of its archive; editing them is not supported",
+        at: "")
+    }
+    for key in Self.requestKeys {
+      guard let bytes = entries[key]?.dataValue else { continue }
+      let edited = try ResumeDataError.wrapping(at: key) { () -> Data? in
+        guard let changed = try edit(URLRequestArchive(decoding: bytes)) else { return nil }
+        return try changed.encoded()
+      }
+      guard let edited, edited != bytes else { continue }
+      try setEntry(key, .data(edited))
+      changes.append(Finding("edited", .info, "the request archive was rewritten", path: key))
+    }
+  }
+
+  /// The blob written afresh after an edit: plain dictionaries in their own format; keyed ones
+  /// re-archived the way NSKeyedArchiver writes them, with the root's key order, root key, class
+  /// and the envelope's extra top-level keys kept.
+  func rebuilt() throws -> Data {
+    try ResumeDataError.wrapping {
+      switch container {
+      case .xmlPlist: return try PropertyListValue.dictionary(entries).encoded(as: .xml)
+      case .binaryPlist: return try PropertyListValue.dictionary(entries).encoded(as: .binary)
+      case .keyedArchive, .keyedArchiveXML:
+        var order = rootKeyOrder.filter { entries[$0] != nil || archivedEntries[$0] != nil }
+        order += entries.keys.filter { !order.contains($0) }
+        let pairs = order.map { key in
+          ArchivedDictionaryEntry(
+            .string(key), entries[key].map(Self.archived) ?? archivedEntries[key] ?? .null)
+        }
+        return try Self.keyedBytes(
+          pairs, mutable: rootIsMutable, like: archive,
+          format: container == .keyedArchiveXML ? .xml : .binary)
+      case .nwArchive:
+        throw ResumeDataError(
+          .unsupported, "a Network.framework blob cannot be rewritten after an edit", at: "")
+      }
+    }
+  }
+
+  /// A plain value as an archived object.
+  static func archived(_ value: PropertyListValue) -> ArchivedValue {
+    switch value {
+    case .string(let string): return .string(string)
+    case .integer(let integer): return .integer(integer)
+    case .real(let real): return .real(real)
+    case .boolean(let flag): return .boolean(flag)
+    case .data(let data): return .data(data)
+    case .date(let date): return .date(date)
+    case .array(let values): return .array(values.map(archived))
+    case .dictionary(let dictionary):
+      return .dictionary(
+        dictionary.map { ArchivedDictionaryEntry(.string($0.key), archived($0.value)) })
+    case .uid: return .null
+    }
+  }
+
+  /// A keyed resume archive of a root dictionary, keeping `original`'s root key and extra
+  /// top-level keys when there is one.
+  static func keyedBytes(
+    _ pairs: [ArchivedDictionaryEntry], mutable: Bool = true, like original: KeyedArchive? = nil,
+    format: PropertyListFormat = .binary
+  ) throws -> Data {
+    var archive = try KeyedArchive(
+      root: .dictionary(pairs, mutable: mutable),
+      rootKey: original?.rootKey ?? "NSKeyedArchiveRootObjectKey")
+    if let original, !original.extraTopLevelKeys.isEmpty,
+      case .dictionary(var envelope) = archive.propertyList
+    {
+      for key in original.extraTopLevelKeys { envelope[key] = original.envelope[key] }
+      archive = try KeyedArchive(propertyList: .dictionary(envelope), format: format)
+    }
+    return try archive.encoded(as: format)
+  }
+}
+
+extension ResumeData {
+  /// Moves every request archive not already in `layout` to it.
+  mutating func convertRequests(to layout: URLRequestArchive.Layout, rule: String) throws
+    -> [Finding]
+  {
+    var findings = [Finding]()
+    for key in Self.requestKeys {
+      guard let bytes = entries[key]?.dataValue else { continue }
+      let rewritten = try ResumeDataError.wrapping(at: key) { () -> Data? in
+        let request = try URLRequestArchive(decoding: bytes)
+        guard request.layout != layout else { return nil }
+        return try request.converted(to: layout).encoded()
+      }
+      guard let rewritten else { continue }
+      try setEntry(key, .data(rewritten))
+      findings.append(
+        Finding(
+          rule, .info,
+          layout == .dollarNumbered
+            ? "request archive rewritten to the $N layout under root, which iOS 10.0–10.1 reads"
+            : "request archive rewritten to the standard layout under NSKeyedArchiveRootObjectKey",
+          path: key))
+    }
+    return findings
+  }
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+/// One repair: which OS needs it, what symptom it prevents, what it changes. Each rule lives in its
+/// own file with its doc comment, and has a before/after fixture in `Fixtures/repair/`.
+public protocol RepairRule: Sendable {
+  /// The rule's stable name: the code of the findings it returns.
+  var name: String { get }
+  /// Whether a blob meant for `target` needs the rule at all.
+  func isNeeded(for target: RepairTarget) -> Bool
+  /// Applies the rule, returning one finding per change (none when the blob needed nothing). A
+  /// finding of severity `.error` means the blob cannot be repaired: nothing is produced.
+  func apply(to blob: inout ResumeData, _ context: RepairContext) throws -> [Finding]
+}
+
+/// What a repair knows beyond the blob.
+public struct RepairContext: Sendable, Hashable {
+  /// The system the blob is meant for.
+  public var target: RepairTarget
+  /// The directory that holds (or should hold) the partial file: enables the rules that look at
+  /// its size or move a `LocalPath` into it. Only file attributes are read in it.
+  public var temporaryDirectory: URL?
+
+  /// Creates a context.
+  public init(target: RepairTarget, temporaryDirectory: URL? = nil) {
+    self.target = target
+    self.temporaryDirectory = temporaryDirectory
+  }
+}
+
+/// The outcome of a repair: the repaired blob, or nil when it must not be resumed (start over),
+/// and the findings of every rule.
+public struct RepairResult: Sendable, Hashable {
+  /// The repaired blob; nil when a rule refused it.
+  public var blob: ResumeData?
+  /// What each rule changed or refused, in rule order.
+  public var findings: [Finding]
+}
+
+extension ResumeData {
+  /// The rules, in the order they run: refusal first, then the form the target reads, then the
+  /// partial file, then the request archives.
+  public static let repairRules: [any RepairRule] = [
+    RefuseEmptyBlob(), ConvertForTarget(), MoveLocalPathIntoDirectory(),
+    ReconcileBytesReceived(), FillOriginalRequest(), RemoveByteRange(),
+    RewriteRequestsForIOS10(), RestoreStandardRequestLayout(),
+  ]
+
+  /// Repairs the blob for a target: runs every rule the target needs, in order, and reports what
+  /// each changed. An untouched blob (nothing needed) comes back with the bytes it was read from.
+  ///
+  /// - Throws: `ResumeDataError` when a rule cannot read what it must change.
+  public func repaired(
+    for target: RepairTarget, temporaryDirectory: URL? = nil,
+    rules: [any RepairRule] = ResumeData.repairRules
+  ) throws -> RepairResult {
+    let context = RepairContext(target: target, temporaryDirectory: temporaryDirectory)
+    var blob = self
+    var findings = [Finding]()
+    for rule in rules where rule.isNeeded(for: target) {
+      let changes = try rule.apply(to: &blob, context)
+      findings += changes
+      if changes.contains(where: { $0.severity == .error }) {
+        return RepairResult(blob: nil, findings: findings)
+      }
+    }
+    return RepairResult(blob: blob, findings: findings)
+  }
+}
