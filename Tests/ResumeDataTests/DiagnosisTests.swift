@@ -24,15 +24,7 @@ struct DiagnosisTests {
   func generations() throws {
     for blob in try blobs() {
       let findings = try ResumeData(decoding: blob.bytes).findings().map(\.code)
-      switch blob.generation {
-      case .v1, .v2, .keyed:
-        #expect(
-          findings == ["ios10-request-layout"] + (blob.unknownKeys.isEmpty ? [] : ["unknown-keys"]),
-          "\(blob.name)")
-      case .v4: #expect(findings == ["byte-range-present", "ios10-request-layout"], "\(blob.name)")
-      case .safari: #expect(findings == ["ios10-request-layout"], "\(blob.name)")
-      case .networkFramework, .networkFrameworkWebKit: #expect(findings == [], "\(blob.name)")
-      }
+      #expect(findings == blob.findings, "\(blob.name)")
     }
   }
 

@@ -5,159 +5,6 @@ import ResumeData
 import TestSupport
 import Testing
 
-func requestArchive(_ name: String) throws -> Data {
-  try Data(contentsOf: repositoryRoot.appendingPathComponent("Fixtures/archive/request/\(name)"))
-}
-
-/// A resume blob built in the test, what decoding must find in it.
-struct Blob: Sendable, CustomTestStringConvertible {
-  let name: String
-  let file: String
-  let bytes: Data
-  let generation: ResumeDataGeneration
-  let container: ResumeDataContainer
-  let infoVersion: Int?
-  let downloadURL: String?
-  let bytesReceived: Int64?
-  let tempFileName: String?
-  let localPath: String?
-  let unknownKeys: [String]
-  var testDescription: String { name }
-}
-
-let url = "https://example.com/files/archive.zip"
-
-func plainEntries(version: Int, extra: [(String, PropertyListValue)] = []) throws
-  -> PropertyListDictionary
-{
-  var entries: PropertyListDictionary = [
-    ResumeDataKey.downloadURL: .string(url),
-    ResumeDataKey.bytesReceived: .integer(PropertyListInteger(1_048_576)),
-    ResumeDataKey.currentRequest: .data(try requestArchive("get-22-slots.archive")),
-    ResumeDataKey.originalRequest: .data(try requestArchive("get-22-slots.archive")),
-    ResumeDataKey.entityTag: .string("\"5534b35d-7c7be1\""),
-    ResumeDataKey.infoVersion: .integer(PropertyListInteger(version)),
-  ]
-  for (key, value) in extra { entries[key] = value }
-  return entries
-}
-
-func keyedBlob(_ entries: PropertyListDictionary) throws -> Data {
-  let pairs = entries.map { ArchivedDictionaryEntry(.string($0.key), archivedValue($0.value)) }
-  return try KeyedArchive(root: .dictionary(pairs, mutable: true)).encoded()
-}
-
-func archivedValue(_ value: PropertyListValue) -> ArchivedValue {
-  switch value {
-  case .string(let string): return .string(string)
-  case .integer(let integer): return .integer(integer)
-  case .data(let data): return .data(data)
-  case .boolean(let flag): return .boolean(flag)
-  case .real(let real): return .real(real)
-  default: return .null
-  }
-}
-
-func networkFrameworkBlob() throws -> Data {
-  guard
-    case .object(let request) = try URLRequestArchive(
-      decoding: try requestArchive("get-22-slots.archive")
-    ).archive.decodeRoot()
-  else { throw ResumeDataError(.notResumeData, "fixture", at: "") }
-  let info = ArchivedObject(
-    classChain: ["NWURLSessionDownloadResumeInfo", "NWURLSessionResumeInfo", "NSObject"],
-    fields: [
-      ArchivedField("originalRequest", .reference(.object(request))),
-      ArchivedField("currentRequest", .reference(.object(request))),
-      ArchivedField(
-        "fileURL", .reference(.url(ArchivedURL(relative: "file:///tmp/CFNetworkDownload_nw1.tmp")))),
-      ArchivedField("tempFileName", .reference(.string("CFNetworkDownload_nw1.tmp"))),
-      ArchivedField("_keepDownloadTaskFile", .inline(.boolean(false))),
-    ])
-  return NetworkFrameworkMask.toggled(
-    try KeyedArchive(root: .object(info), rootKey: "root").encoded())
-}
-
-func blobs() throws -> [Blob] {
-  let v1 = try plainEntries(
-    version: 1, extra: [(ResumeDataKey.localPath, .string("/var/mobile/tmp/download.tmp"))])
-  let v2 = try plainEntries(
-    version: 2, extra: [(ResumeDataKey.tempFileName, .string("CFNetworkDownload_a1b2c3.tmp"))])
-  let v4 = try plainEntries(
-    version: 4,
-    extra: [
-      (ResumeDataKey.tempFileName, .string("CFNetworkDownload_d4e5f6.tmp")),
-      (ResumeDataKey.byteRange, .string("1048576-")),
-    ])
-  let v5 = try plainEntries(
-    version: 5,
-    extra: [
-      (ResumeDataKey.tempFileName, .string("CFNetworkDownload_g7h8i9.tmp")),
-      ("WebKitExtra", .string("x")),
-    ])
-  var safari = try plainEntries(
-    version: 4,
-    extra: [(ResumeDataKey.localPath, .string("/Users/me/Downloads/a.zip.download/a.zip"))])
-  safari[ResumeDataKey.originalRequest] = nil
-  let nw = try networkFrameworkBlob()
-  let webKit: PropertyListDictionary = [
-    "data": .data(nw), ResumeDataKey.localPath: .string("/tmp/CFNetworkDownload_nw1.tmp"),
-  ]
-  return [
-    Blob(
-      name: "v1 XML", file: "v1.xml.plist",
-      bytes: try PropertyListValue.dictionary(v1).encoded(as: .xml),
-      generation: .v1,
-      container: .xmlPlist, infoVersion: 1, downloadURL: url, bytesReceived: 1_048_576,
-      tempFileName: nil,
-      localPath: "/var/mobile/tmp/download.tmp", unknownKeys: []),
-    Blob(
-      name: "v2 XML", file: "v2.xml.plist",
-      bytes: try PropertyListValue.dictionary(v2).encoded(as: .xml),
-      generation: .v2,
-      container: .xmlPlist, infoVersion: 2, downloadURL: url, bytesReceived: 1_048_576,
-      tempFileName: "CFNetworkDownload_a1b2c3.tmp", localPath: nil, unknownKeys: []),
-    Blob(
-      name: "v2 binary", file: "v2.binary.plist",
-      bytes: try PropertyListValue.dictionary(v2).encoded(as: .binary),
-      generation: .v2,
-      container: .binaryPlist, infoVersion: 2, downloadURL: url, bytesReceived: 1_048_576,
-      tempFileName: "CFNetworkDownload_a1b2c3.tmp", localPath: nil, unknownKeys: []),
-    Blob(
-      name: "v4 with ByteRange", file: "v4-byte-range.xml.plist",
-      bytes: try PropertyListValue.dictionary(v4).encoded(as: .xml),
-      generation: .v4,
-      container: .xmlPlist, infoVersion: 4, downloadURL: url, bytesReceived: 1_048_576,
-      tempFileName: "CFNetworkDownload_d4e5f6.tmp", localPath: nil, unknownKeys: []),
-    Blob(
-      name: "keyed v5 with an unknown key", file: "keyed-v5-unknown-key.archive",
-      bytes: try keyedBlob(v5), generation: .keyed,
-      container: .keyedArchive,
-      infoVersion: 5, downloadURL: url, bytesReceived: 1_048_576,
-      tempFileName: "CFNetworkDownload_g7h8i9.tmp",
-      localPath: nil, unknownKeys: ["WebKitExtra"]),
-    Blob(
-      name: "Safari-made", file: "safari.archive", bytes: try keyedBlob(safari),
-      generation: .safari,
-      container: .keyedArchive,
-      infoVersion: 4, downloadURL: url, bytesReceived: 1_048_576, tempFileName: nil,
-      localPath: "/Users/me/Downloads/a.zip.download/a.zip", unknownKeys: []),
-    Blob(
-      name: "Network.framework", file: "network-framework.blob", bytes: nw,
-      generation: .networkFramework, container: .nwArchive,
-      infoVersion: nil,
-      downloadURL: url, bytesReceived: nil, tempFileName: "CFNetworkDownload_nw1.tmp",
-      localPath: "file:///tmp/CFNetworkDownload_nw1.tmp", unknownKeys: []),
-    Blob(
-      name: "Network.framework in WebKit's wrapper", file: "network-framework-webkit.archive",
-      bytes: try keyedBlob(webKit),
-      generation: .networkFrameworkWebKit,
-      container: .keyedArchive, infoVersion: nil, downloadURL: url, bytesReceived: nil,
-      tempFileName: "CFNetworkDownload_nw1.tmp",
-      localPath: "/tmp/CFNetworkDownload_nw1.tmp", unknownKeys: []),
-  ]
-}
-
 @Suite("Resume data decoding")
 struct ResumeDataDecodingTests {
   /// The blobs in Fixtures/resume are these builders' output; `REGENERATE_FIXTURES=1 swift test
@@ -195,9 +42,10 @@ struct ResumeDataDecodingTests {
   func requests() throws {
     for blob in try blobs() {
       let resume = try ResumeData(decoding: blob.bytes)
-      #expect(resume.currentRequest?.url == url, "\(blob.name)")
-      #expect(resume.currentRequest?.httpMethod == "GET", "\(blob.name)")
-      #expect((resume.originalRequest == nil) == (blob.generation == .safari), "\(blob.name)")
+      #expect(resume.currentRequest?.url == blob.requestURL, "\(blob.name)")
+      #expect(
+        resume.currentRequest?.httpMethod == (blob.requestURL == nil ? nil : "GET"), "\(blob.name)")
+      #expect((resume.originalRequest != nil) == blob.hasOriginalRequest, "\(blob.name)")
     }
   }
 
@@ -235,6 +83,25 @@ struct ResumeDataDecodingTests {
       _ = try ResumeData(decoding: bytes)
     } throws: { error in
       (error as? ResumeDataError)?.code == code
+    }
+  }
+
+  @Test(
+    "A truncated blob of each container fails with its code and location",
+    arguments: try truncatedBlobs())
+  func truncatedFixtures(blob: TruncatedBlob) throws {
+    let file = repositoryRoot.appendingPathComponent("Fixtures/resume/\(blob.file)")
+    if ProcessInfo.processInfo.environment["REGENERATE_FIXTURES"] == "1" {
+      try FileManager.default.createDirectory(
+        at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+      try blob.bytes.write(to: file)
+    }
+    #expect(try Data(contentsOf: file) == blob.bytes)
+    #expect {
+      _ = try ResumeData(decoding: blob.bytes)
+    } throws: { error in
+      let error = error as? ResumeDataError
+      return error?.code == blob.code && error?.propertyListError?.location == blob.location
     }
   }
 
