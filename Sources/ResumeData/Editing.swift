@@ -73,7 +73,9 @@ extension ResumeData {
         .invalidEdit, "\(String(reflecting: name)) is not an HTTP header name",
         at: ResumeDataKey.currentRequest)
     }
-    if let value, value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\u{0}" }) {
+    // By scalar: "\r\n" is one Character, which a Character comparison would miss.
+    if let value, value.unicodeScalars.contains(where: { "\r\n\u{0}".unicodeScalars.contains($0) })
+    {
       throw ResumeDataError(
         .invalidEdit, "the value of \(name) holds a line break or NUL",
         at: ResumeDataKey.currentRequest)
