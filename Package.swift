@@ -46,7 +46,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "resumedata-bench",
-      dependencies: ["PropertyList", "KeyedArchive"],
+      dependencies: ["PropertyList", "KeyedArchive", "ResumeData"],
       path: "Benchmarks/resumedata-bench"
     ),
     .target(

@@ -27,6 +27,8 @@ enum Usage {
       archive                 Decoding an archived NSURLRequest of about 2 KB to typed
                               fields, ours vs Foundation's NSKeyedUnarchiver on an
                               equivalent dictionary archive.
+      resume                  Inspecting a keyed v5 resume blob (outer archive, both
+                              request archives, findings), ours vs Foundation.
 
     OPTIONS:
       -h, --help              Show help information.
@@ -87,7 +89,8 @@ func runMain(_ arguments: [String]) -> Int32 {
     return PlistBenchmark.run(rest)
   case "archive":
     return ArchiveBenchmark.run(rest)
-  // Later layers add their subcommands here ("resume").
+  case "resume":
+    return ResumeBenchmark.run(rest)
   default:
     return usageError(
       "unknown subcommand '\(subcommand)'", hint: "resumedata-bench <subcommand> [options]")

@@ -25,6 +25,7 @@ extension ResumeData {
     }
     entries[key] = value
     isEdited = true
+    if Self.requestKeys.contains(key) { refreshRequests() }
   }
 
   /// Points the blob at a new URL: `NSURLSessionDownloadURL` and the URL of both request archives.

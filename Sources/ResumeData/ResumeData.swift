@@ -65,6 +65,9 @@ public struct ResumeData: Sendable, Hashable {
   var rootIsMutable = true
   // Set by every edit: an edited blob is written afresh rather than from `original`.
   var isEdited = false
+  // The current and original requests, decoded once (nil when absent or undecodable): diagnosis
+  // and display read them many times.
+  private var decodedRequests: [URLRequestArchive?] = [nil, nil]
 
   /// The Network.framework blob inside WebKit's wrapper, decoded.
   public var nested: ResumeData? { nestedStorage.first }
@@ -77,6 +80,11 @@ public struct ResumeData: Sendable, Hashable {
   /// - Throws: `ResumeDataError`: `.propertyList` with the container's offset or line,
   ///   `.keyedArchive` with the archive's key path, `.notResumeData` when it is neither.
   public init(decoding data: Data, limits: KeyedArchiveLimits = .default) throws {
+    self = try ResumeData(parsing: data, limits: limits)
+    refreshRequests()
+  }
+
+  private init(parsing data: Data, limits: KeyedArchiveLimits) throws {
     original = data
     if NetworkFrameworkMask.isMasked(data) {
       let archive = try Self.archive(NetworkFrameworkMask.toggled(data), limits: limits)
@@ -303,11 +311,19 @@ public struct ResumeData: Sendable, Hashable {
   /// The current request, decoded (from its archive, from the Network.framework object, or from
   /// the blob WebKit's wrapper holds).
   public var currentRequest: URLRequestArchive? {
-    request(ResumeDataKey.currentRequest, field: "currentRequest") ?? nested?.currentRequest
+    decodedRequests[0] ?? nested?.currentRequest
   }
   /// The original request, decoded.
   public var originalRequest: URLRequestArchive? {
-    request(ResumeDataKey.originalRequest, field: "originalRequest") ?? nested?.originalRequest
+    decodedRequests[1] ?? nested?.originalRequest
+  }
+
+  /// Decodes the requests again after an edit.
+  mutating func refreshRequests() {
+    decodedRequests = [
+      request(ResumeDataKey.currentRequest, field: "currentRequest"),
+      request(ResumeDataKey.originalRequest, field: "originalRequest"),
+    ]
   }
 
   private func request(_ key: String, field: String) -> URLRequestArchive? {

@@ -1,0 +1,148 @@
+import Foundation
+import KeyedArchive
+import PropertyList
+import ResumeData
+
+/// Parses arguments that are only the shared timing options and `--help`.
+///
+/// - Returns: the options, or the exit status to return at once (0 after help, 64 on misuse).
+func timingOptionsOnly(_ arguments: [String], usage: String, hint: String) -> Result<
+  TimingOptions, ExitStatus
+> {
+  var options = TimingOptions()
+  var remaining = arguments[...]
+  while let argument = remaining.popFirst() {
+    if let problem = options.parse(argument, &remaining) {
+      if problem.isEmpty { continue }
+      return .failure(ExitStatus(usageError(problem, hint: hint)))
+    }
+    guard argument == "-h" || argument == "--help" else {
+      return .failure(ExitStatus(usageError("unexpected argument '\(argument)'", hint: hint)))
+    }
+    print(usage)
+    return .failure(ExitStatus(0))
+  }
+  return .success(options)
+}
+
+/// A process exit status carried through `Result`.
+struct ExitStatus: Error {
+  /// The status.
+  let code: Int32
+  init(_ code: Int32) { self.code = code }
+}
+
+// MARK: - The resume benchmark
+
+/// `resumedata-bench resume`: inspecting a keyed v5 blob, ours against the same work with Foundation.
+enum ResumeBenchmark {
+  static let usage = """
+    USAGE: resumedata-bench resume [--rounds <n>] [--round-time <seconds>] [--only <side>]
+
+    Times inspecting a keyed v5 resume blob (about 5 KB: the outer NSKeyedArchiver archive of the
+    resume dictionary holding two ~2 KB request archives): ours decodes the outer archive, both
+    request archives to typed fields (URL, method, headers, timeout) and diagnoses the blob
+    (findings); Foundation decodes the outer archive with PropertyListSerialization and
+    NSKeyedUnarchiver, and the two request archives with PropertyListSerialization (its
+    NSKeyedUnarchiver cannot read Apple's request layout on Linux).
+
+    OPTIONS:
+    \(TimingOptions.help)
+      -h, --help              Show help information.
+    """
+
+  static func run(_ arguments: [String]) -> Int32 {
+    let hint = "resumedata-bench resume [--rounds <n>] [--round-time <seconds>]"
+    let options: TimingOptions
+    switch timingOptionsOnly(arguments, usage: usage, hint: hint) {
+    case .success(let parsed): options = parsed
+    case .failure(let status): return status.code
+    }
+    var random = SeededGenerator(seed: 0x5E5)
+    func request() throws -> Data {
+      let headers = ["Accept", "User-Agent", "Authorization", "Cookie", "X-Request-ID"].map {
+        URLRequestFields.Header($0, Inputs.word(&random, Int.random(in: 40...120, using: &random)))
+      }
+      return try URLRequestArchive(
+        URLRequestFields(
+          url: "https://downloads.example.com/releases/v5/installer.dmg?token="
+            + Inputs.word(&random, 40), headerFields: headers)
+      ).encoded()
+    }
+    let blob: Data
+    do {
+      let current = try request()
+      let original = try request()
+      let pairs: [(String, ArchivedValue)] = [
+        (
+          ResumeDataKey.downloadURL,
+          .string("https://downloads.example.com/releases/v5/installer.dmg")
+        ),
+        (ResumeDataKey.bytesReceived, .integer(PropertyListInteger(73_400_320))),
+        (ResumeDataKey.currentRequest, .data(current)),
+        (ResumeDataKey.originalRequest, .data(original)),
+        (ResumeDataKey.entityTag, .string("\"5534b35d-7c7be1\"")),
+        (ResumeDataKey.serverDownloadDate, .string("Mon, 20 Apr 2015 08:05:49 GMT")),
+        (ResumeDataKey.tempFileName, .string("CFNetworkDownload_Ab12Cd.tmp")),
+        (ResumeDataKey.infoVersion, .integer(PropertyListInteger(5))),
+      ]
+      blob = try KeyedArchive(
+        root: .dictionary(
+          pairs.map { ArchivedDictionaryEntry(.string($0.0), $0.1) }, mutable: true)
+      ).encoded()
+    } catch {
+      printError("Error: could not build the blob: \(describe(error))")
+      return 1
+    }
+    print("# resume: keyed v5 blob of \(size(blob.count)) with two request archives")
+
+    func inspectOurs() throws -> (String?, Int, Int) {
+      let resume = try ResumeData(decoding: blob)
+      let current = resume.currentRequest
+      let original = resume.originalRequest
+      let findings = resume.findings()
+      blackHole((current?.httpMethod, current?.timeoutInterval, original?.url, resume.entityTag))
+      return (current?.url, (current?.headerFields.count ?? 0), findings.count)
+    }
+    func inspectTheirs() throws -> (String?, Int, Int) {
+      let classes: [AnyClass] = [
+        NSMutableDictionary.self, NSDictionary.self, NSString.self, NSNumber.self, NSData.self,
+      ]
+      let unarchiver = try NSKeyedUnarchiver(forReadingFrom: blob)
+      unarchiver.decodingFailurePolicy = .setErrorAndReturn
+      // CFNetwork's top key, spelled out: Linux Foundation's NSKeyedArchiveRootObjectKey is "root".
+      let root =
+        unarchiver.decodeObject(of: classes, forKey: "NSKeyedArchiveRootObjectKey")
+        as? NSDictionary
+      unarchiver.finishDecoding()
+      var headerCount = 0
+      var found = 0
+      for key in [ResumeDataKey.currentRequest, ResumeDataKey.originalRequest] {
+        guard let data = root?[key] as? Data else { continue }
+        let plist = try PropertyListSerialization.propertyList(from: data, format: nil)
+        guard let objects = (plist as? [String: Any])?["$objects"] as? [Any] else { continue }
+        found += 1
+        // The header dictionary's keys: the closest Foundation gets to typed fields.
+        headerCount = max(
+          headerCount,
+          objects.compactMap { ($0 as? [String: Any])?["NS.keys"] as? [Any] }.map(\.count).max()
+            ?? 0)
+      }
+      return (root?[ResumeDataKey.downloadURL] as? String, headerCount, found)
+    }
+    do {
+      let mine = try inspectOurs()
+      let theirs = try inspectTheirs()
+      print(
+        mine.1 == theirs.1 && theirs.2 == 2
+          ? "✓ resume inspect: ours and Foundation read both requests and \(mine.1) headers"
+          : "✗ resume inspect: ours \(mine) vs Foundation \(theirs)")
+    } catch {
+      print("✗ resume inspect: \(describe(error))")
+    }
+    compare(
+      "keyed-v5", "inspect", rate: .perSecond, options: options, layer: "resume",
+      ours: { blackHole(try inspectOurs()) }, foundation: { blackHole(try inspectTheirs()) })
+    return 0
+  }
+}
