@@ -6,8 +6,10 @@ import ResumeData
 
 /// The check the resume-data target runs on every input the resume-data reader accepts: encoding it
 /// in its own generation and container and reading that back gives the same generation, container,
-/// entries and typed fields; diagnosing it (without a directory: nothing touches the disk) must not
-/// crash. A failed check stops the process with `fatalError`, which libFuzzer reports as a crash.
+/// entries and typed fields; diagnosing it (without a directory: nothing touches the disk), repairing
+/// it for a target, converting it to each generation and editing its URL and headers may fail with
+/// an error but must not crash, and whatever they produce must read back. A failed check stops the
+/// process with `fatalError`, which libFuzzer reports as a crash.
 enum ResumeDataHarness {
   static let limits = KeyedArchiveLimits(
     propertyList: PropertyListLimits(
@@ -37,7 +39,31 @@ enum ResumeDataHarness {
       fatalError(
         "the re-encoded blob reads differently: \(resume.generation) → \(again.generation)")
     }
+    transform(resume)
     return 0
+  }
+
+  /// Repairs, converts and edits a decoded blob; each result that is produced must read back.
+  static func transform(_ resume: ResumeData) {
+    // Which target and generation vary with the blob, so every one is reached across inputs
+    // without multiplying the work per input.
+    let pick = resume.originalCount
+    let target = RepairTarget.allCases[pick % RepairTarget.allCases.count]
+    let generation = ResumeDataGeneration.allCases[pick % ResumeDataGeneration.allCases.count]
+    var produced = [Data?]()
+    produced.append(try? resume.repaired(for: target).blob?.encoded())
+    produced.append(try? resume.converted(to: generation).blob.encoded())
+    var edited = resume
+    if (try? edited.setURL("https://fuzz.example/x")) != nil,
+      (try? edited.setHeader("X-Fuzz", "1")) != nil
+    {
+      produced.append(try? edited.encoded())
+    }
+    for case let bytes? in produced where (try? ResumeData(decoding: bytes)) == nil {
+      fatalError(
+        "a repaired, converted or edited blob does not read back (target \(target), to \(generation))"
+      )
+    }
   }
 }
 
