@@ -6,14 +6,16 @@ public enum ResumeDataTool {
   public static let version = "0.1.0"
 
   static let help = """
-    OVERVIEW: Inspect and repair Apple URLSession resume data of every generation, and
-    convert and print the property lists and keyed archives it is made of.
+    OVERVIEW: Inspect, repair and convert Apple URLSession resume data of every
+    generation, and convert and print the property lists and keyed archives it is made
+    of.
 
     USAGE: resumedata <subcommand> [options]
 
     SUBCOMMANDS:
       inspect           What is in a resume blob of any generation, and what is wrong with it.
       repair            Repair a resume blob for the system that will resume it.
+      convert           Convert a resume blob to another generation.
       plist             Convert a property list between XML, binary and typed JSON.
       archive           Print a keyed archive's object graph, as text or JSON.
 
@@ -49,7 +51,7 @@ public enum ResumeDataTool {
 
   /// The subcommands, which each have their own `--help`.
   static let subcommands = [
-    "inspect", "repair", "plist", "archive",
+    "inspect", "repair", "convert", "plist", "archive",
   ]
 
   /// Runs the subcommand named first; its exit status.
@@ -74,6 +76,8 @@ public enum ResumeDataTool {
       try InspectCommand.run(rest, streams: streams)
     case "repair":
       try RepairCommand.run(rest, streams: streams)
+    case "convert":
+      try ConvertCommand.run(rest, streams: streams)
     default:
       throw .usage("unknown subcommand '\(first)'")
     }
