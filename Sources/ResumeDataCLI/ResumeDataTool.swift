@@ -6,7 +6,7 @@ public enum ResumeDataTool {
   public static let version = "0.1.0"
 
   static let help = """
-    OVERVIEW: Inspect, repair and convert Apple URLSession resume data of every
+    OVERVIEW: Inspect, repair, convert and edit Apple URLSession resume data of every
     generation, and convert and print the property lists and keyed archives it is made
     of.
 
@@ -16,6 +16,7 @@ public enum ResumeDataTool {
       inspect           What is in a resume blob of any generation, and what is wrong with it.
       repair            Repair a resume blob for the system that will resume it.
       convert           Convert a resume blob to another generation.
+      edit              Point a resume blob at a new URL, or change its request headers.
       plist             Convert a property list between XML, binary and typed JSON.
       archive           Print a keyed archive's object graph, as text or JSON.
 
@@ -51,7 +52,7 @@ public enum ResumeDataTool {
 
   /// The subcommands, which each have their own `--help`.
   static let subcommands = [
-    "inspect", "repair", "convert", "plist", "archive",
+    "inspect", "repair", "convert", "edit", "plist", "archive",
   ]
 
   /// Runs the subcommand named first; its exit status.
@@ -78,6 +79,8 @@ public enum ResumeDataTool {
       try RepairCommand.run(rest, streams: streams)
     case "convert":
       try ConvertCommand.run(rest, streams: streams)
+    case "edit":
+      try EditCommand.run(rest, streams: streams)
     default:
       throw .usage("unknown subcommand '\(first)'")
     }
