@@ -6,14 +6,15 @@ public enum ResumeDataTool {
   public static let version = "0.1.0"
 
   static let help = """
-    OVERVIEW: Inspect, repair, convert and edit Apple URLSession resume data of every
-    generation, and convert and print the property lists and keyed archives it is made
-    of.
+    OVERVIEW: Inspect, validate, repair, convert and edit Apple URLSession resume data
+    of every generation, and convert and print the property lists and keyed archives it
+    is made of.
 
     USAGE: resumedata <subcommand> [options]
 
     SUBCOMMANDS:
       inspect           What is in a resume blob of any generation, and what is wrong with it.
+      validate          Whether resume blobs can be resumed (on a given system).
       repair            Repair a resume blob for the system that will resume it.
       convert           Convert a resume blob to another generation.
       edit              Point a resume blob at a new URL, or change its request headers.
@@ -52,10 +53,10 @@ public enum ResumeDataTool {
 
   /// The subcommands, which each have their own `--help`.
   static let subcommands = [
-    "inspect", "repair", "convert", "edit", "plist", "archive",
+    "inspect", "validate", "repair", "convert", "edit", "plist", "archive",
   ]
 
-  /// Runs the subcommand named first; its exit status.
+  /// Runs the subcommand named first; its exit status when it has one of its own (`validate`).
   private static func dispatch(_ arguments: [String], streams: Streams) throws(CommandError)
     -> ExitCode
   {
@@ -75,6 +76,8 @@ public enum ResumeDataTool {
       try ArchiveCommand.run(rest, streams: streams)
     case "inspect":
       try InspectCommand.run(rest, streams: streams)
+    case "validate":
+      return try ValidateCommand.run(rest, streams: streams)
     case "repair":
       try RepairCommand.run(rest, streams: streams)
     case "convert":
