@@ -14,15 +14,16 @@ enum ValidateCommand {
       FILE: malformed: [LOCATION: ]message
       FILE: unreadable: message
     A blob is resumable when its diagnosis finds no error and, with --target, when
-    `repair --target` would write a blob for that system (a blob that only needs
-    repairing is ok). Every file is checked, whatever the others give.
+    `repair --target` would write a blob for that system whose own diagnosis finds no
+    error (a blob that only needs repairing is ok). Every file is checked, whatever the
+    others give.
 
     ARGUMENTS:
       FILE|-            The blobs to read; - reads standard input.
 
     OPTIONS:
-      --target T        Also require that the blob can be repaired for this system (see
-                        `resumedata repair --help` for the names).
+      --target T        Also require that the blob can be repaired for this system into
+                        a resumable blob (see `resumedata repair --help` for the names).
       --temp-dir DIR    The directory that holds the partial files: each is looked up
                         there (its size only), and a missing one is an error.
       --json            Print one JSON object, {"schemaVersion": 1, "target", "files":
@@ -72,6 +73,8 @@ enum ValidateCommand {
     var findings: [Finding] = []
     /// The repair's findings (with a repair that failed as an error finding), when a target is given.
     var repairFindings: [Finding]?
+    /// The diagnosis of the repaired blob, when a target is given and the repair wrote one.
+    var repairedFindings: [Finding]?
 
     var line: String {
       switch status {
@@ -130,6 +133,9 @@ enum ValidateCommand {
       do {
         let repair = try resume.repaired(for: target, temporaryDirectory: directory)
         report.repairFindings = repair.findings
+        // What the repair makes must itself resume: a conversion can leave out what the target
+        // needs (Network.framework's object carries no validator for CFNetwork's If-Range).
+        report.repairedFindings = repair.blob?.findings(temporaryDirectory: directory)
       } catch {
         // A repair that cannot be done (a conversion the blob cannot give what the target needs
         // for) makes the blob unresumable there, like a refusal: reported as an error finding.
@@ -142,12 +148,15 @@ enum ValidateCommand {
         ]
       }
     }
-    let errors = (report.findings + (report.repairFindings ?? [])).filter {
-      $0.severity == .error
-    }
-    if let first = errors.first {
+    let isError = { (finding: Finding) in finding.severity == .error }
+    if let first = report.findings.first(where: isError)
+      ?? report.repairFindings?.first(where: isError)
+    {
       report.status = .notResumable
       report.reason = "\(first.code): \(first.message)"
+    } else if let first = report.repairedFindings?.first(where: isError), let target {
+      report.status = .notResumable
+      report.reason = "\(first.code): \(first.message) (once repaired for \(target.rawValue))"
     }
     return report
   }
@@ -161,6 +170,8 @@ enum ValidateCommand {
     object.add("findings", JSON.findings(report.findings, level: 3))
     object.add(
       "repairFindings", report.repairFindings.map { JSON.findings($0, level: 3) } ?? "null")
+    object.add(
+      "repairedFindings", report.repairedFindings.map { JSON.findings($0, level: 3) } ?? "null")
     return object.rendered(level: 2)
   }
 }

@@ -80,6 +80,25 @@ struct ValidateCommandTests {
     #expect(ios13.0 == .success)
   }
 
+  @Test(
+    "With --target, the repaired blob must itself resume: a Network.framework blob has no validator",
+    arguments: [
+      ("network-framework", ExitCode.success, "ok (network-framework)"),
+      ("linux", .success, "ok (network-framework)"),
+      (
+        "ios13+", .failure,
+        "not resumable: no-validator: neither an ETag nor a Last-Modified date was recorded: the server cannot confirm the file is unchanged (once repaired for ios13+)"
+      ),
+    ])
+  func repairedBlob(target: String, status: ExitCode, line: String) {
+    let (actual, captured) = run([
+      "validate", resumeFixturePath("network-framework.blob"), "--target", target,
+    ])
+    #expect(actual == status)
+    #expect(
+      text(captured.standardOutput) == "\(resumeFixturePath("network-framework.blob")): \(line)\n")
+  }
+
   @Test("--temp-dir: a partial file missing from the directory is an error finding")
   func temporaryDirectory() throws {
     let scratch = try ScratchDirectory()
@@ -128,6 +147,8 @@ struct ValidateCommandTests {
     #expect(
       codes(reports[1], "findings") == ["empty-blob", "no-validator", "original-request-missing"])
     #expect(codes(reports[1], "repairFindings") == ["refuse-empty-blob"])
+    #expect(codes(reports[0], "repairedFindings") == ["ios10-request-layout"])
+    #expect(reports[1]["repairedFindings"] is NSNull)
     #expect(reports[3]["repairFindings"] is NSNull)
   }
 }
