@@ -2,9 +2,11 @@ import Foundation
 
 /// A small command-line parser: positional arguments, `--flag`, `--option VALUE`, `--option=VALUE`,
 /// `-o VALUE`, and `--` to end options. A lone `-` is a positional argument (standard input/output).
+/// An option may be given more than once: `value(_:)` is the last, `values(_:)` all of them.
 struct Arguments {
   private(set) var positionals: [String] = []
-  private var options: [String: String] = [:]
+  // Every option given, in command-line order: repeated options keep each value and their order.
+  private var options: [(name: String, value: String)] = []
   private var flags: Set<String> = []
 
   /// Parses `arguments` given the names of options that take a value and of flags.
@@ -35,10 +37,10 @@ struct Arguments {
         flags.insert(name)
       } else if optionNames.contains(name) {
         if let inlineValue {
-          options[name] = inlineValue
+          options.append((name, inlineValue))
         } else {
           guard index < arguments.count else { throw .usage("\(name) needs a value") }
-          options[name] = arguments[index]
+          options.append((name, arguments[index]))
           index += 1
         }
       } else {
@@ -85,6 +87,20 @@ struct Arguments {
   /// Whether a flag was given.
   func has(_ flag: String) -> Bool { flags.contains(flag) }
 
-  /// An option's value, if given.
-  func value(_ option: String) -> String? { options[option] }
+  /// An option's value, if given; the last one when it was given more than once.
+  func value(_ option: String) -> String? { values(option).last }
+
+  /// Every value of an option, in command-line order.
+  func values(_ option: String) -> [String] {
+    options.filter { $0.name == option }.map(\.value)
+  }
+
+  /// The `-o`/`--output` value, the last of either when given more than once.
+  var output: String? { occurrences(of: ["-o", "--output"]).last?.value }
+
+  /// Every value of any of `names`, with the name it was given under, in command-line order: for
+  /// options whose relative order matters (edits applied one after another) or that are aliases.
+  func occurrences(of names: Set<String>) -> [(name: String, value: String)] {
+    options.filter { names.contains($0.name) }
+  }
 }

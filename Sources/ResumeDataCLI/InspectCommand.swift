@@ -29,17 +29,8 @@ enum InspectCommand {
       let parsed = try Arguments.command(
         arguments, help: help, options: ["--temp-dir"], flags: ["--json"], streams: streams)
     else { return }
-    let (path, input) = try parsed.readSingleFile(for: "inspect", streams: streams)
-    let resume: ResumeData
-    do {
-      resume = try ResumeData(decoding: input)
-    } catch let error as ResumeDataError {
-      throw .resume(error, file: path)
-    } catch {
-      throw CommandError(.failure, "\(error)", file: path)
-    }
-    let directory = parsed.value("--temp-dir").map { URL(fileURLWithPath: $0, isDirectory: true) }
-    let findings = resume.findings(temporaryDirectory: directory)
+    let (_, resume) = try parsed.readResumeData(for: "inspect", streams: streams)
+    let findings = resume.findings(temporaryDirectory: parsed.temporaryDirectory)
     streams.print(parsed.has("--json") ? json(resume, findings) : text(resume, findings))
   }
 
@@ -82,45 +73,32 @@ enum InspectCommand {
   }
 
   static func json(_ resume: ResumeData, _ findings: [Finding]) -> String {
-    var out = "{\n  \"schemaVersion\": 1,\n"
-    func field(_ name: String, _ value: String, last: Bool = false) {
-      out += "  \"\(name)\": \(value)" + (last ? "\n" : ",\n")
-    }
-    func string(_ value: String?) -> String {
-      guard let value else { return "null" }
-      var quoted = ""
-      appendJSONString(value, to: &quoted)
-      return quoted
-    }
     func request(_ request: URLRequestArchive?) -> String {
       guard let request else { return "null" }
-      let headers = request.headerFields.map { string($0.name) + ": " + string($0.value) }.joined(
-        separator: ", ")
+      let headers = request.headerFields.map { JSON.string($0.name) + ": " + JSON.string($0.value) }
+        .joined(separator: ", ")
       return
-        "{\"url\": \(string(request.url)), \"method\": \(string(request.httpMethod ?? "GET")), "
+        "{\"url\": \(JSON.string(request.url)), \"method\": \(JSON.string(request.httpMethod ?? "GET")), "
         + "\"headers\": {\(headers)}, \"timeout\": \(request.timeoutInterval.map { "\($0)" } ?? "null"), "
         + "\"cachePolicy\": \(request.cachePolicy.map(String.init) ?? "null"), "
         + "\"bodyLength\": \(request.body.map { String($0.count) } ?? "null")}"
     }
-    field("generation", string(resume.generation.rawValue))
-    field("container", string(resume.container.rawValue))
-    field("infoVersion", resume.infoVersion.map(String.init) ?? "null")
-    field("downloadURL", string(resume.downloadURL))
-    field("bytesReceived", resume.bytesReceived.map { String($0) } ?? "null")
-    field("entityTag", string(resume.entityTag))
-    field("serverDownloadDate", string(resume.serverDownloadDate))
-    field("tempFileName", string(resume.tempFileName))
-    field("localPath", string(resume.localPath))
-    field("byteRange", string(resume.byteRange))
-    field("currentRequest", request(resume.currentRequest))
-    field("originalRequest", request(resume.originalRequest))
-    field("unknownKeys", "[" + resume.unknownKeys.map(string).joined(separator: ", ") + "]")
-    let items = findings.map {
-      "{\"code\": \(string($0.code)), \"severity\": \(string($0.severity.rawValue)), \"message\": \(string($0.message)), \"path\": \(string($0.path))}"
-    }
-    field(
-      "findings", items.isEmpty ? "[]" : "[\n    " + items.joined(separator: ",\n    ") + "\n  ]",
-      last: true)
-    return out + "}\n"
+    var object = JSONObject.document()
+    object.add("generation", string: resume.generation.rawValue)
+    object.add("container", string: resume.container.rawValue)
+    object.add("infoVersion", resume.infoVersion.map(String.init) ?? "null")
+    object.add("downloadURL", string: resume.downloadURL)
+    object.add("bytesReceived", resume.bytesReceived.map { String($0) } ?? "null")
+    object.add("entityTag", string: resume.entityTag)
+    object.add("serverDownloadDate", string: resume.serverDownloadDate)
+    object.add("tempFileName", string: resume.tempFileName)
+    object.add("localPath", string: resume.localPath)
+    object.add("byteRange", string: resume.byteRange)
+    object.add("currentRequest", request(resume.currentRequest))
+    object.add("originalRequest", request(resume.originalRequest))
+    object.add(
+      "unknownKeys", "[" + resume.unknownKeys.map(JSON.string).joined(separator: ", ") + "]")
+    object.add("findings", JSON.findings(findings, level: 1))
+    return object.rendered() + "\n"
   }
 }

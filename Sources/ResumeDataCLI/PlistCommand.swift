@@ -31,7 +31,7 @@ enum PlistCommand {
     guard ["xml", "binary", "json"].contains(target) else {
       throw .usage("--to must be xml, binary or json, not '\(target)'")
     }
-    let output = parsed.value("-o") ?? parsed.value("--output") ?? "-"
+    let output = parsed.output ?? "-"
     if output == "-", target == "binary", streams.standardOutputIsTerminal {
       throw .usage(
         "refusing to write a binary plist to a terminal; use -o FILE or redirect the output")

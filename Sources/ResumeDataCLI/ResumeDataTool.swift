@@ -6,13 +6,18 @@ public enum ResumeDataTool {
   public static let version = "0.1.0"
 
   static let help = """
-    OVERVIEW: Inspect Apple URLSession resume data of every generation, and convert
-    and print the property lists and keyed archives it is made of.
+    OVERVIEW: Inspect, validate, repair, convert and edit Apple URLSession resume data
+    of every generation, and convert and print the property lists and keyed archives it
+    is made of.
 
     USAGE: resumedata <subcommand> [options]
 
     SUBCOMMANDS:
       inspect           What is in a resume blob of any generation, and what is wrong with it.
+      validate          Whether resume blobs can be resumed (on a given system).
+      repair            Repair a resume blob for the system that will resume it.
+      convert           Convert a resume blob to another generation.
+      edit              Point a resume blob at a new URL, or change its request headers.
       plist             Convert a property list between XML, binary and typed JSON.
       archive           Print a keyed archive's object graph, as text or JSON.
 
@@ -34,20 +39,27 @@ public enum ResumeDataTool {
   /// - Returns: the exit status.
   public static func run(_ arguments: [String], streams: Streams = .process) -> ExitCode {
     do {
-      try dispatch(arguments, streams: streams)
-      return .success
+      return try dispatch(arguments, streams: streams)
     } catch {
       streams.printError(error.rendered)
       if error.showsUsageHint {
         let subcommand =
-          arguments.first.map { ["plist", "archive", "inspect"].contains($0) ? " \($0)" : "" } ?? ""
+          arguments.first.map { subcommands.contains($0) ? " \($0)" : "" } ?? ""
         streams.printError("Run 'resumedata\(subcommand) --help' for usage.")
       }
       return error.exitCode
     }
   }
 
-  private static func dispatch(_ arguments: [String], streams: Streams) throws(CommandError) {
+  /// The subcommands, which each have their own `--help`.
+  static let subcommands = [
+    "inspect", "validate", "repair", "convert", "edit", "plist", "archive",
+  ]
+
+  /// Runs the subcommand named first; its exit status when it has one of its own (`validate`).
+  private static func dispatch(_ arguments: [String], streams: Streams) throws(CommandError)
+    -> ExitCode
+  {
     guard let first = arguments.first else {
       streams.writeStandardError(Data(help.utf8))
       throw .usage("missing subcommand")
@@ -64,8 +76,17 @@ public enum ResumeDataTool {
       try ArchiveCommand.run(rest, streams: streams)
     case "inspect":
       try InspectCommand.run(rest, streams: streams)
+    case "validate":
+      return try ValidateCommand.run(rest, streams: streams)
+    case "repair":
+      try RepairCommand.run(rest, streams: streams)
+    case "convert":
+      try ConvertCommand.run(rest, streams: streams)
+    case "edit":
+      try EditCommand.run(rest, streams: streams)
     default:
       throw .usage("unknown subcommand '\(first)'")
     }
+    return .success
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ResumeData
 import Testing
 
 /// The built `resumedata` executable, next to the test bundle in the build folder.
@@ -62,5 +63,63 @@ struct EndToEndTests {
     #expect(status == 64)
     #expect(output.isEmpty)
     #expect(error.hasSuffix("Error: missing subcommand\nRun 'resumedata --help' for usage.\n"))
+  }
+
+  @Test("repair: the blob to standard output, what changed to standard error")
+  func repair() throws {
+    let (status, output, error) = try runExecutable(
+      ["repair", "-", "--target", "ios11.0-11.2", "-o", "-"],
+      input: try resumeFixture("v4-byte-range.xml.plist"))
+    #expect(status == 0)
+    #expect(
+      error
+        == "info remove-byte-range: removed NSURLSessionResumeByteRange (1048576-) (NSURLSessionResumeByteRange)\n"
+    )
+    let repaired = try ResumeData(decoding: output)
+    #expect(repaired.generation == .v4)
+    #expect(repaired.byteRange == nil)
+  }
+
+  @Test("convert: the blob to a file, what changed to standard output")
+  func convert() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let path = scratch.path("out.archive")
+    let (status, output, error) = try runExecutable([
+      "convert", resumeFixturePath("v2.xml.plist"), "--to", "keyed", "-o", path,
+    ])
+    #expect(status == 0)
+    #expect(error == "")
+    #expect(
+      text(output)
+        == "info converted: converted from v2 (xml-plist) to keyed (keyed-archive), info version 5\n"
+    )
+    let converted = try decodedResume(at: path)
+    #expect(converted.generation == .keyed)
+    #expect(converted.container == .keyedArchive)
+  }
+
+  @Test("edit: an invalid URL is a usage error and writes nothing")
+  func edit() throws {
+    let (status, output, error) = try runExecutable(
+      ["edit", "-", "-o", "-", "--url", "file:///etc/passwd"],
+      input: try resumeFixture("v2.xml.plist"))
+    #expect(status == 64)
+    #expect(output.isEmpty)
+    #expect(
+      error
+        == "Error: \"file:///etc/passwd\" is not an absolute http or https URL\nRun 'resumedata edit --help' for usage.\n"
+    )
+  }
+
+  @Test("validate: one line a file and the worst status")
+  func validate() throws {
+    let ok = resumeFixturePath("keyed-v5-unknown-key.archive")
+    let (status, output, error) = try runExecutable(
+      ["validate", ok, "-"], input: Data("<plist".utf8))
+    #expect(status == 65)
+    #expect(error == "")
+    #expect(text(output).hasPrefix("\(ok): ok (keyed)\n-: malformed: "))
+    #expect(text(output).split(separator: "\n").count == 2)
   }
 }

@@ -1,0 +1,60 @@
+import Foundation
+import ResumeData
+
+/// Reading a resume blob, and the options every resume-data command shares.
+enum ResumeInput {
+  /// Decodes a blob read from `path`, a malformed one as an error located in that file.
+  static func decode(_ input: Data, file path: String) throws(CommandError) -> ResumeData {
+    do {
+      return try ResumeData(decoding: input)
+    } catch {
+      throw .operation(error, file: path)
+    }
+  }
+
+  /// A `--target` value, or a usage error listing every name accepted.
+  static func target(_ name: String) throws(CommandError) -> RepairTarget {
+    guard let target = RepairTarget(name: name) else {
+      throw .usage(
+        "unknown target '\(name)'; valid targets: "
+          + RepairTarget.names.joined(separator: ", "))
+    }
+    return target
+  }
+}
+
+extension Arguments {
+  /// The one FILE (or `-`) argument of `command`, read and decoded as a resume blob.
+  func readResumeData(for command: String, streams: Streams) throws(CommandError) -> (
+    path: String, resume: ResumeData
+  ) {
+    let (path, input) = try readSingleFile(for: command, streams: streams)
+    return (path, try ResumeInput.decode(input, file: path))
+  }
+
+  /// The `--temp-dir` directory, if given.
+  var temporaryDirectory: URL? {
+    value("--temp-dir").map { URL(fileURLWithPath: $0, isDirectory: true) }
+  }
+}
+
+extension CommandError {
+  /// An error of decoding, changing or encoding the blob in `file`: an edit's invalid argument is a
+  /// usage error (64), an operation the blob or target does not allow a failure (1), anything
+  /// else malformed input (65).
+  static func operation(_ error: any Error, file: String) -> CommandError {
+    guard let error = error as? ResumeDataError else {
+      return CommandError(.failure, "\(error)", file: file)
+    }
+    switch error.code {
+    case .invalidEdit:
+      return .usage(error.message)
+    case .unsupported:
+      return CommandError(
+        .failure, error.keyPath.isEmpty ? error.message : "\(error.keyPath): \(error.message)",
+        file: file)
+    default:
+      return .resume(error, file: file)
+    }
+  }
+}
