@@ -50,7 +50,8 @@ extension ResumeData {
       case .v2: 2
       case .v4: 4
       case .keyed: infoVersion ?? (generation == .keyed ? self.infoVersion ?? 5 : 5)
-      case .safari: self.infoVersion ?? 4
+      // Safari writes a constant; 4 unless the blob already is Safari's own.
+      case .safari: generation == .safari ? self.infoVersion ?? 4 : 4
       default: self.infoVersion ?? 0
       }
     if target == generation, wantedContainer == container,

@@ -69,20 +69,19 @@ extension ResumeData {
           "not-get", .error, "the request's method is \(method): only GET downloads resume",
           path: ResumeDataKey.currentRequest))
     }
-    if generation != .networkFramework, generation != .networkFrameworkWebKit {
-      if entityTag == nil, serverDownloadDate == nil {
-        found.append(
-          Finding(
-            "no-validator", .error,
-            "neither an ETag nor a Last-Modified date was recorded: the server cannot confirm the file is unchanged",
-            path: ResumeDataKey.entityTag))
-      } else if let tag = entityTag, tag.hasPrefix("W/") {
-        found.append(
-          Finding(
-            "weak-etag", .warning,
-            "the ETag is weak (\(tag)): a byte range is not guaranteed to match",
-            path: ResumeDataKey.entityTag))
-      }
+    if entityTag == nil, serverDownloadDate == nil {
+      found.append(
+        Finding(
+          "no-validator", .error,
+          "neither an ETag nor a Last-Modified date was recorded: the server cannot confirm the file is unchanged",
+          path: networkFrameworkInfo != nil || nested != nil ? "response" : ResumeDataKey.entityTag)
+      )
+    } else if let tag = entityTag, tag.hasPrefix("W/") {
+      found.append(
+        Finding(
+          "weak-etag", .warning,
+          "the ETag is weak (\(tag)): a byte range is not guaranteed to match",
+          path: ResumeDataKey.entityTag))
     }
     found += partialFileFindings(temporaryDirectory)
     if !unknownKeys.isEmpty {

@@ -4,7 +4,7 @@ import PropertyList
 
 extension ResumeData {
   /// The two request keys, current first.
-  static let requestKeys = [ResumeDataKey.currentRequest, ResumeDataKey.originalRequest]
+  public static let requestKeys = [ResumeDataKey.currentRequest, ResumeDataKey.originalRequest]
 
   /// Sets (or, with nil, removes) a plain value of the resume dictionary; a new key goes last.
   /// The blob is then written afresh by `encoded()`, in its own generation and container.
@@ -45,7 +45,7 @@ extension ResumeData {
         at: ResumeDataKey.downloadURL)
     }
     var changes = [Finding]()
-    try editRequests(&changes) { try $0.settingURL(url) }
+    try editRequests(&changes, "URL set to \(url)") { try $0.settingURL(url) }
     if entries[ResumeDataKey.downloadURL] != nil || !changes.isEmpty {
       try setEntry(ResumeDataKey.downloadURL, .string(url))
       changes.insert(
@@ -82,7 +82,9 @@ extension ResumeData {
         at: ResumeDataKey.currentRequest)
     }
     var changes = [Finding]()
-    try editRequests(&changes) { request in
+    let change =
+      value.map { "header \(name) set to \(String(reflecting: $0))" } ?? "header \(name) removed"
+    try editRequests(&changes, change) { request in
       let edited = try request.settingHeader(name, to: value)
       return edited.headerFields.elementsEqual(request.headerFields, by: ==) ? nil : edited
     }
@@ -91,7 +93,8 @@ extension ResumeData {
 
   /// Applies `edit` to each request archive present (nil: unchanged), re-encoding it in place.
   private mutating func editRequests(
-    _ changes: inout [Finding], _ edit: (URLRequestArchive) throws -> URLRequestArchive?
+    _ changes: inout [Finding], _ change: String,
+    _ edit: (URLRequestArchive) throws -> URLRequestArchive?
   ) throws {
     if generation == .networkFramework || generation == .networkFrameworkWebKit {
       throw ResumeDataError(
@@ -107,7 +110,7 @@ extension ResumeData {
       }
       guard let edited, edited != bytes else { continue }
       try setEntry(key, .data(edited))
-      changes.append(Finding("edited", .info, "the request archive was rewritten", path: key))
+      changes.append(Finding("edited", .info, "\(change) in the request archive", path: key))
     }
   }
 

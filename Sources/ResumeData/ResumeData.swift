@@ -285,10 +285,24 @@ public struct ResumeData: Sendable, Hashable {
   }
   /// `NSURLSessionResumeBytesReceived`.
   public var bytesReceived: Int64? { entries[ResumeDataKey.bytesReceived]?.int64Value }
-  /// `NSURLSessionResumeEntityTag`: the raw ETag header.
-  public var entityTag: String? { string(ResumeDataKey.entityTag) }
-  /// `NSURLSessionResumeServerDownloadDate`: the raw Last-Modified header.
-  public var serverDownloadDate: String? { string(ResumeDataKey.serverDownloadDate) }
+  /// `NSURLSessionResumeEntityTag`: the raw ETag header; for Network.framework blobs, the ETag
+  /// of the response they hold.
+  public var entityTag: String? {
+    string(ResumeDataKey.entityTag) ?? networkFrameworkHeader("ETag")
+  }
+  /// `NSURLSessionResumeServerDownloadDate`: the raw Last-Modified header; for Network.framework
+  /// blobs, the Last-Modified of the response they hold.
+  public var serverDownloadDate: String? {
+    string(ResumeDataKey.serverDownloadDate) ?? networkFrameworkHeader("Last-Modified")
+  }
+
+  /// A header of a Network.framework blob's response (its validators live only there).
+  private func networkFrameworkHeader(_ name: String) -> String? {
+    guard networkFrameworkInfo != nil || nested != nil else { return nil }
+    return response?.headerFields?.first {
+      $0.name.caseInsensitiveCompare(name) == .orderedSame
+    }?.value
+  }
   /// `NSURLSessionResumeInfoTempFileName`, or a Network.framework blob's `tempFileName`.
   public var tempFileName: String? {
     if let name = string(ResumeDataKey.tempFileName) { return name }
@@ -329,17 +343,26 @@ public struct ResumeData: Sendable, Hashable {
   private func request(_ key: String, field: String) -> URLRequestArchive? {
     if let bytes = data(key) { return try? URLRequestArchive(decoding: bytes) }
     // Network.framework keeps its requests as objects of its own archive: view one as the root.
-    guard let archive, networkFrameworkInfo != nil,
-      case .dictionary(let fields)? = try? archive.object(archive.rootUID),
-      case .uid(let uid)? = fields[field], uid != 0,
-      let view = try? KeyedArchive(objects: archive.objects, rootKey: "root", rootUID: uid)
-    else { return nil }
+    guard let view = objectView(field) else { return nil }
     return try? URLRequestArchive(archive: view)
   }
 
-  /// The archived response (`NSURLSessionResumeResponse`), decoded.
+  /// The archived response (`NSURLSessionResumeResponse`, or a Network.framework blob's
+  /// `response` object), decoded.
   public var response: URLResponseArchive? {
-    data(ResumeDataKey.response).flatMap { try? URLResponseArchive(decoding: $0) }
+    if let bytes = data(ResumeDataKey.response) { return try? URLResponseArchive(decoding: bytes) }
+    if let nested { return nested.response }
+    guard let view = objectView("response") else { return nil }
+    return try? URLResponseArchive(archive: view)
+  }
+
+  /// A Network.framework blob's object field viewed as the root of an archive of its own.
+  private func objectView(_ field: String) -> KeyedArchive? {
+    guard let archive, networkFrameworkInfo != nil,
+      case .dictionary(let fields)? = try? archive.object(archive.rootUID),
+      case .uid(let uid)? = fields[field], uid != 0
+    else { return nil }
+    return try? KeyedArchive(objects: archive.objects, rootKey: "root", rootUID: uid)
   }
 
   /// Keys of the resume dictionary this library gives no meaning to, in stored order.

@@ -55,11 +55,12 @@ struct EditCommandTests {
     #expect(blob.archivedEntries == original.archivedEntries)
     var expected = [
       "info edited: the download URL is now \(Self.newURL) (NSURLSessionDownloadURL)",
-      "info edited: the request archive was rewritten (NSURLSessionResumeCurrentRequest)",
+      "info edited: URL set to \(Self.newURL) in the request archive (NSURLSessionResumeCurrentRequest)",
     ]
     if original.originalRequest != nil {
       expected.append(
-        "info edited: the request archive was rewritten (NSURLSessionResumeOriginalRequest)")
+        "info edited: URL set to \(Self.newURL) in the request archive (NSURLSessionResumeOriginalRequest)"
+      )
     }
     #expect(findings == expected.map { $0 + "\n" }.joined())
   }
@@ -81,8 +82,8 @@ struct EditCommandTests {
     #expect(headers(removed?.originalRequest) == ["Accept: text/plain"])
     #expect(
       findings == """
-        info edited: the request archive was rewritten (NSURLSessionResumeCurrentRequest)
-        info edited: the request archive was rewritten (NSURLSessionResumeOriginalRequest)
+        info edited: header X-TOKEN removed in the request archive (NSURLSessionResumeCurrentRequest)
+        info edited: header X-TOKEN removed in the request archive (NSURLSessionResumeOriginalRequest)
 
         """)
   }
@@ -138,8 +139,8 @@ struct EditCommandTests {
     #expect(status == .success)
     #expect(
       text(captured.standardOutput) == """
-        info edited: the request archive was rewritten (NSURLSessionResumeCurrentRequest)
-        info edited: the request archive was rewritten (NSURLSessionResumeOriginalRequest)
+        info edited: header X-A set to "1" in the request archive (NSURLSessionResumeCurrentRequest)
+        info edited: header X-A set to "1" in the request archive (NSURLSessionResumeOriginalRequest)
 
         """)
     #expect(headers(try decodedResume(at: path).currentRequest) == ["X-A: 1"])

@@ -63,7 +63,7 @@ struct ConversionTests {
     let (converted, findings) = try blob.converted(to: target, temporaryDirectory: directory)
     #expect(converted.generation == target)
     let kept = Essentials(blob).carried(by: target).carried(by: blob.generation)
-    #expect(Essentials(converted).carried(by: blob.generation) == kept)
+    #expect(Essentials(converted).carried(by: target).carried(by: blob.generation) == kept)
     if target != blob.generation {
       #expect(findings.first?.code == "converted")
     }

@@ -76,11 +76,17 @@ func networkFrameworkBlob() throws -> Data {
       decoding: try requestArchive("get-22-slots.archive")
     ).archive.decodeRoot()
   else { throw ResumeDataError(.notResumeData, "fixture", at: "") }
+  let response = try KeyedArchive(
+    decoding: try Data(
+      contentsOf: repositoryRoot.appendingPathComponent(
+        "Fixtures/archive/response/synthetic-http-response.archive"))
+  ).decodeRoot()
   let info = ArchivedObject(
     classChain: ["NWURLSessionDownloadResumeInfo", "NWURLSessionResumeInfo", "NSObject"],
     fields: [
       ArchivedField("originalRequest", .reference(.object(request))),
       ArchivedField("currentRequest", .reference(.object(request))),
+      ArchivedField("response", .reference(response)),
       ArchivedField(
         "fileURL", .reference(.url(ArchivedURL(relative: "file:///tmp/CFNetworkDownload_nw1.tmp")))),
       ArchivedField("tempFileName", .reference(.string("CFNetworkDownload_nw1.tmp"))),
@@ -269,7 +275,7 @@ func truncatedBlobs() throws -> [TruncatedBlob] {
       code: .propertyList, location: .offset(1946)),
     TruncatedBlob(
       file: "truncated/nw-archive.blob", bytes: try half("network-framework.blob"),
-      code: .propertyList, location: .offset(1015)),
+      code: .propertyList, location: .offset(1204)),
     TruncatedBlob(
       file: "truncated/keyed-archive-xml.archive.plist",
       bytes: try half("keyed-v5-webkit-xml.archive.plist"), code: .propertyList,

@@ -40,7 +40,7 @@ let repairCases = [
     after: "repair/convert-for-target.after.xml.plist"),
   RepairCase(
     rule: "convert-for-target", before: "resume/network-framework.blob", target: .ios13Later,
-    findings: ["convert-for-target"],
+    findings: ["convert-for-target", "conversion-derived", "conversion-derived"],
     after: "repair/convert-for-target-network-framework.after.archive"),
   RepairCase(
     rule: "move-local-path", before: "resume/v1.xml.plist", target: .ios13Later,
@@ -58,13 +58,15 @@ let repairCases = [
     rule: "remove-byte-range", before: "resume/v4-byte-range.xml.plist", target: .ios11Early,
     findings: ["remove-byte-range"], after: "repair/remove-byte-range.after.xml.plist"),
   RepairCase(
-    rule: "ios10-request-layout", before: "resume/ios10.0-v2.xml.plist", target: .ios10Early,
-    findings: ["ios10-request-layout", "ios10-request-layout"],
-    after: "repair/ios10-request-layout.after.xml.plist"),
+    rule: "rewrite-requests-for-ios10", before: "resume/ios10.0-v2.xml.plist", target: .ios10Early,
+    findings: ["rewrite-requests-for-ios10", "rewrite-requests-for-ios10"],
+    after: "repair/rewrite-requests-for-ios10.after.xml.plist"),
   // Undoing the iOS 10.0–10.1 rewrite gives back exactly what iOS 10.0 wrote.
   RepairCase(
-    rule: "standard-request-layout", before: "repair/ios10-request-layout.after.xml.plist",
-    target: .ios13Later, findings: ["standard-request-layout", "standard-request-layout"],
+    rule: "restore-standard-request-layout",
+    before: "repair/rewrite-requests-for-ios10.after.xml.plist",
+    target: .ios13Later,
+    findings: ["restore-standard-request-layout", "restore-standard-request-layout"],
     after: "resume/ios10.0-v2.xml.plist"),
 ]
 
@@ -115,7 +117,7 @@ struct RepairTests {
   @Test("The iOS 10.0–10.1 rewrite moves every slot key and leaves no old key behind")
   func iOS10Rewrite() throws {
     let repaired = try ResumeData(
-      decoding: try fixtureData("repair/ios10-request-layout.after.xml.plist"))
+      decoding: try fixtureData("repair/rewrite-requests-for-ios10.after.xml.plist"))
     for request in [repaired.currentRequest, repaired.originalRequest] {
       let request = try #require(request)
       #expect(request.layout == .dollarNumbered)

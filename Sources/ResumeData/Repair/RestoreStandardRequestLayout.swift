@@ -6,8 +6,8 @@ public struct RestoreStandardRequestLayout: RepairRule {
   /// Creates the rule.
   public init() {}
 
-  /// `standard-request-layout`.
-  public var name: String { "standard-request-layout" }
+  /// `restore-standard-request-layout`.
+  public var name: String { "restore-standard-request-layout" }
 
   /// Every CFNetwork target but iOS 10.0–10.1, and Linux.
   public func isNeeded(for target: RepairTarget) -> Bool {

@@ -11,8 +11,8 @@ public struct RewriteRequestsForIOS10: RepairRule {
   /// Creates the rule.
   public init() {}
 
-  /// `ios10-request-layout`.
-  public var name: String { "ios10-request-layout" }
+  /// `rewrite-requests-for-ios10`.
+  public var name: String { "rewrite-requests-for-ios10" }
 
   /// iOS 10.0–10.1 only.
   public func isNeeded(for target: RepairTarget) -> Bool { target == .ios10Early }
