@@ -340,3 +340,30 @@ private struct Conversion {
     return NetworkFrameworkMask.toggled(archive)
   }
 }
+
+extension ResumeData {
+  /// A blob made from resume-dictionary values (`ResumeDataKey`), in any generation: the values
+  /// are written as a v4 dictionary and converted, so the result is exactly what conversion gives.
+  ///
+  /// - Parameters:
+  ///   - entries: the values; `NSURLSessionResumeInfoVersion` is set by the generation.
+  ///   - generation: the form to write (keyed by default, as modern systems write it).
+  ///   - format: `.xml` or `.binary`; nil for the generation's usual one.
+  ///   - infoVersion: a keyed blob's info version (default 5).
+  ///   - temporaryDirectory: where the partial file lives, for forms that name it by path.
+  /// - Throws: `ResumeDataError` when the values cannot make a blob of that generation.
+  public init(
+    building entries: PropertyListDictionary, as generation: ResumeDataGeneration = .keyed,
+    format: PropertyListFormat? = nil, infoVersion: Int? = nil, temporaryDirectory: URL? = nil
+  ) throws {
+    var plain = entries
+    plain[ResumeDataKey.infoVersion] = .integer(PropertyListInteger(4))
+    let bytes = try ResumeDataError.wrapping { try PropertyListValue.dictionary(plain).encoded(as: .xml) }
+    let draft = try ResumeData(decoding: bytes)
+    self =
+      try draft.converted(
+        to: generation, format: format, infoVersion: infoVersion,
+        temporaryDirectory: temporaryDirectory
+      ).blob
+  }
+}

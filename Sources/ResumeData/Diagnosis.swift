@@ -129,7 +129,7 @@ extension ResumeData {
   }
 
   /// A bare file name with no way out of its directory: no separators, no `..`, no NUL, not empty.
-  static func isSafeBareName(_ name: String) -> Bool {
+  public static func isSafeBareName(_ name: String) -> Bool {
     // By byte: Foundation's substring search is far slower, and these are single ASCII bytes.
     !name.isEmpty && name != "." && name != ".."
       && !name.utf8.contains { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") || $0 == 0 }

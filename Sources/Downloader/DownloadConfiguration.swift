@@ -1,0 +1,64 @@
+import Foundation
+import ResumeData
+
+/// How a download behaves: where its files go, how it retries, what it checks.
+public struct DownloadConfiguration: Sendable {
+  /// Where the partial file lives (named by a `TempFileName`, as Apple's blobs record it).
+  public var temporaryDirectory: URL
+  /// Directories a blob's absolute `LocalPath` may point into (besides `temporaryDirectory`).
+  public var allowedDirectories: [URL] = []
+  /// Where the resume data is kept while the download runs (written atomically, after flushing
+  /// the partial file), so that a killed process can resume; nil to keep it only in memory.
+  public var stateFile: URL?
+  /// How often the state file is brought up to date while bytes arrive.
+  public var persistInterval: Duration = .seconds(1)
+  /// A download with no byte for this long is treated as a lost connection (URLSession's resource
+  /// timeout is not enforced on Linux).
+  public var stallTimeout: Duration = .seconds(30)
+  /// How failed attempts are retried.
+  public var retry = RetryPolicy()
+  /// The digest computed over the file as it arrives.
+  public var digestAlgorithm: DigestAlgorithm? = .sha256
+  /// The digest the finished file must have (lowercase hex of `digestAlgorithm`), if known.
+  public var expectedDigest: String?
+  /// The form of the resume data produced on pause, cancel and failure.
+  public var resumeDataGeneration: ResumeDataGeneration = .keyed
+  /// Header fields added to a request made from a URL (a blob's own headers are kept as they are).
+  public var headers: [(name: String, value: String)] = []
+
+  /// A configuration keeping partial files in `temporaryDirectory`.
+  public init(temporaryDirectory: URL) {
+    self.temporaryDirectory = temporaryDirectory
+  }
+}
+
+/// Retries with exponential backoff and jitter; every retry resumes rather than restarts.
+public struct RetryPolicy: Sendable, Hashable {
+  /// Attempts in all, the first included.
+  public var maximumAttempts = 5
+  /// The delay before the first retry; each next one doubles it.
+  public var baseDelay: Duration = .milliseconds(500)
+  /// The longest delay.
+  public var maximumDelay: Duration = .seconds(30)
+  /// The fraction of each delay drawn at random (0 none, 1 anywhere from zero to twice it).
+  public var jitter = 0.2
+
+  /// Creates a policy.
+  public init(
+    maximumAttempts: Int = 5, baseDelay: Duration = .milliseconds(500),
+    maximumDelay: Duration = .seconds(30), jitter: Double = 0.2
+  ) {
+    self.maximumAttempts = maximumAttempts
+    self.baseDelay = baseDelay
+    self.maximumDelay = maximumDelay
+    self.jitter = jitter
+  }
+
+  /// The delay before retry number `retry` (1 for the first), with `random` in 0...1 for jitter.
+  public func delay(beforeRetry retry: Int, random: Double) -> Duration {
+    let exponent = min(max(retry - 1, 0), 30)
+    let base = min(baseDelay * (1 << exponent), maximumDelay)
+    let factor = 1 + jitter * (2 * min(max(random, 0), 1) - 1)
+    return base * factor
+  }
+}
