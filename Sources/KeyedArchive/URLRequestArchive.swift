@@ -248,6 +248,7 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// The header fields in archived order.
   public var headerFields: [(name: String, value: String)] {
+    if let fields = plainHeaderFields() { return fields }
     guard case .dictionary(let entries, _)? = slotValue(.headerFields) else { return [] }
     return entries.compactMap { entry in
       guard case .string(let name, _) = entry.key, case .string(let value, _) = entry.value else {
@@ -255,6 +256,39 @@ public struct URLRequestArchive: Sendable, Hashable {
       }
       return (name, value)
     }
+  }
+
+  /// The header fields read straight from `NS.keys` and `NS.objects`, when the slot holds what
+  /// CFNetwork writes: an NSDictionary or NSMutableDictionary whose keys and values all name plain
+  /// string objects. Decoding it would give exactly these fields, through a typed value built only
+  /// to be taken apart; anything else returns nil, for the decoder to handle.
+  private func plainHeaderFields() -> [(name: String, value: String)]? {
+    let slot = Slot.headerFields.rawValue
+    let objects = archive.objects
+    guard slot < slotUIDs.count, slotUIDs[slot] != 0, slotUIDs[slot] < UInt64(objects.count),
+      case .dictionary(let fields) = objects[Int(slotUIDs[slot])],
+      case .uid(let classUID)? = fields["$class"],
+      let className = try? archive.mostDerivedClassName(classUID, at: ""),
+      className == "NSDictionary" || className == "NSMutableDictionary",
+      case .array(let keys)? = fields["NS.keys"], case .array(let values)? = fields["NS.objects"],
+      keys.count == values.count,
+      // The visits decoding would make: the dictionary, then each key and each value.
+      1 + 2 * keys.count <= KeyedArchiveLimits.default.maximumVisits,
+      KeyedArchiveLimits.default.effectiveMaximumDepth >= 1
+    else { return nil }
+    func string(_ reference: PropertyListValue) -> String? {
+      guard case .uid(let uid) = reference, uid != 0, uid < UInt64(objects.count),
+        case .string(let string) = objects[Int(uid)]
+      else { return nil }
+      return string
+    }
+    var result = [(name: String, value: String)]()
+    result.reserveCapacity(keys.count)
+    for index in keys.indices {
+      guard let name = string(keys[index]), let value = string(values[index]) else { return nil }
+      result.append((name, value))
+    }
+    return result
   }
 
   /// The value of a header field, matched without regard to case.
