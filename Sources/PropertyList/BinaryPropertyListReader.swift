@@ -73,6 +73,9 @@ struct BinaryParser: ~Copyable {
   // value too large to walk; -1 while the object is being read, so that meeting it again means the
   // plist contains a cycle.
   let expandedSize: UnsafeMutablePointer<Int>
+  // Each object's offset, decoded from the offset table once (validation reads it anyway), in the
+  // same allocation as `expandedSize`.
+  let offsets: UnsafeMutablePointer<Int>
   // Each string object's key fingerprint (0 until it is first used as a key): archives share key
   // objects between dictionaries, so each key's bytes are hashed once per file.
   let keyPrints: UnsafeMutablePointer<UInt64>
@@ -90,8 +93,15 @@ struct BinaryParser: ~Copyable {
     trailer = try Self.validate(bytes, limits: limits)
     // The object count was validated against the input's length: these are sized by the input.
     cache = .allocate(capacity: trailer.objectCount)
-    expandedSize = .allocate(capacity: trailer.objectCount)
+    expandedSize = .allocate(capacity: 2 * trailer.objectCount)
     expandedSize.initialize(repeating: 0, count: trailer.objectCount)
+    offsets = expandedSize + trailer.objectCount
+    for index in 0..<trailer.objectCount {
+      // Validation checked every entry against the object area, so each fits in Int.
+      offsets[index] = Int(
+        Self.readSizedUInt(
+          bytes, trailer.offsetTableOffset + index * trailer.offsetIntSize, trailer.offsetIntSize))
+    }
     keyPrints = .allocate(capacity: trailer.objectCount)
     keyPrints.initialize(repeating: 0, count: trailer.objectCount)
     printStack = .allocate(capacity: printStackCapacity)
@@ -218,10 +228,9 @@ struct BinaryParser: ~Copyable {
     }
   }
 
+  @inline(__always)
   func objectOffset(_ index: Int) -> Int {
-    Int(
-      Self.readSizedUInt(
-        bytes, trailer.offsetTableOffset + index * trailer.offsetIntSize, trailer.offsetIntSize))
+    offsets[index]
   }
 
   // MARK: Objects
