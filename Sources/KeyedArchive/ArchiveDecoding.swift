@@ -122,8 +122,9 @@ struct ArchiveDecoder {
         inProgress.removeLast()
         depth -= 1
       }
-      let chain = try archive.classChain(classUID, at: here(.key("$class")))
-      return try decodeInstance(fields, chain: chain)
+      // The chain itself is only needed for classes without a model of their own.
+      let className = try archive.mostDerivedClassName(classUID, at: here(.key("$class")))
+      return try decodeInstance(fields, className: className, classUID: classUID)
     case .array, .uid:
       throw KeyedArchiveError(
         .badObject, "object \(uid) is a bare \(object.typeName), which no archiver writes",
@@ -131,10 +132,9 @@ struct ArchiveDecoder {
     }
   }
 
-  private mutating func decodeInstance(_ fields: PropertyListDictionary, chain: [String]) throws
-    -> ArchivedValue
-  {
-    let className = chain.first ?? ""
+  private mutating func decodeInstance(
+    _ fields: PropertyListDictionary, className: String, classUID: UInt64
+  ) throws -> ArchivedValue {
     switch className {
     case "NSArray", "NSMutableArray":
       return .array(try references(fields, "NS.objects"), mutable: className == "NSMutableArray")
@@ -199,6 +199,7 @@ struct ArchiveDecoder {
     case "NSNull":
       return .nsNull
     default:
+      let chain = try archive.classChain(classUID, at: here(.key("$class")))
       var decoded = [ArchivedField]()
       decoded.reserveCapacity(fields.count)
       for (key, value) in fields where key != "$class" {

@@ -86,7 +86,7 @@ public struct KeyedArchive: Sendable, Hashable {
   /// present, otherwise the first key (archives made with `encodeObject:forKey:` at the top level).
   public var rootKey: String {
     let top = envelope["$top"]?.dictionaryValue
-    return Self.rootKeys.first { top?[$0] != nil } ?? top?.keys.first ?? Self.rootKeys[0]
+    return Self.rootKeys.first { top?[$0] != nil } ?? top?.first?.key ?? Self.rootKeys[0]
   }
 
   /// The UID of the root object.
@@ -162,21 +162,61 @@ public struct KeyedArchive: Sendable, Hashable {
       try checkUID(uid, at: "$top.\(name)")
     }
     // Key paths are built only on failure: validation runs on every decode and must stay cheap.
-    for (index, object) in objects.enumerated() {
-      if let (uid, path) = Self.firstBadUID(in: object, below: UInt64(objects.count)) {
+    let count = UInt64(objects.count)
+    for index in objects.indices {
+      guard Self.allUIDsBelow(count, in: objects[index]) else {
+        let (uid, path) = Self.firstBadUID(in: objects[index], below: count) ?? (0, "")
         throw KeyedArchiveError(
           .uidOutOfRange, "UID \(uid) names no object ($objects has \(objects.count))",
           at: "$objects[\(index)]" + path)
       }
-      guard case .dictionary(let fields) = object, let classReference = fields["$class"] else {
+      guard case .dictionary(let fields) = objects[index],
+        let position = fields.position(of: "$class")
+      else {
         continue
       }
-      guard case .uid(let classUID) = classReference else {
+      guard case .uid(let classUID) = fields[position].value else {
         throw KeyedArchiveError(
-          .badClass, "is a \(classReference.typeName), not a UID", at: "$objects[\(index)].$class")
+          .badClass, "is a \(fields[position].value.typeName), not a UID",
+          at: "$objects[\(index)].$class")
       }
-      _ = try classChain(classUID, at: "$objects[\(index)].$class")
+      _ = try classObject(classUID, at: "$objects[\(index)].$class")
     }
+  }
+
+  // Elements are mostly UIDs and scalars, checked where they lie; only containers are passed on.
+  private static func leafUIDsBelow(_ count: UInt64, in value: UnsafePointer<PropertyListValue>)
+    -> Bool
+  {
+    switch value.pointee {
+    case .uid(let uid): uid < count
+    case .array, .dictionary: allUIDsBelow(count, in: value.pointee)
+    default: true
+    }
+  }
+
+  /// Whether every UID at or below `value` is below `count`; reads the values in place, so that the
+  /// common, valid case neither copies entries nor builds paths.
+  private static func allUIDsBelow(_ count: UInt64, in value: borrowing PropertyListValue) -> Bool {
+    switch value {
+    case .uid(let uid):
+      return uid < count
+    case .array(let elements):
+      return elements.withUnsafeBufferPointer { elements in
+        elements.indices.allSatisfy { leafUIDsBelow(count, in: elements.baseAddress! + $0) }
+      }
+    case .dictionary(let fields):
+      return fields.entriesSatisfy { _, value in
+        switch value {
+        case .uid(let uid): uid < count
+        case .array, .dictionary: allUIDsBelow(count, in: value)
+        default: true
+        }
+      }
+    default:
+      break
+    }
+    return true
   }
 
   private func checkUID(_ uid: UInt64, at path: @autoclosure () -> String) throws {
@@ -216,6 +256,30 @@ public struct KeyedArchive: Sendable, Hashable {
   /// - Throws: `KeyedArchiveError` with code `.badClass` if the UID does not name a class object.
   public func classChain(_ classUID: UInt64, at path: @autoclosure () -> String) throws -> [String]
   {
+    let (name, classes) = try classObject(classUID, at: path())
+    guard let classes else { return [name] }
+    let chain = classes.map { $0.stringValue ?? "" }
+    return chain.isEmpty ? [name] : chain
+  }
+
+  /// The most derived class name of a class object (the first of `classChain`), without building
+  /// the chain.
+  ///
+  /// - Throws: `KeyedArchiveError` with code `.badClass`, as `classChain` does.
+  func mostDerivedClassName(_ classUID: UInt64, at path: @autoclosure () -> String) throws
+    -> String
+  {
+    let (name, classes) = try classObject(classUID, at: path())
+    return classes?.first?.stringValue ?? name
+  }
+
+  /// Checks that a UID names a class object, and returns its `$classname` and its `$classes` (nil
+  /// when absent; every element is a string).
+  ///
+  /// - Throws: `KeyedArchiveError` with code `.badClass`, as `classChain` documents.
+  private func classObject(_ classUID: UInt64, at path: @autoclosure () -> String) throws -> (
+    name: String, classes: [PropertyListValue]?
+  ) {
     try checkUID(classUID, at: path())
     guard case .dictionary(let classObject) = objects[Int(classUID)] else {
       throw KeyedArchiveError(
@@ -231,14 +295,25 @@ public struct KeyedArchive: Sendable, Hashable {
           : "names object \(classUID), which has no string $classname",
         at: path())
     }
-    guard let classes = classObject["$classes"] else { return [name] }
-    guard case .array(let names) = classes, let chain = Optional(names.compactMap(\.stringValue)),
-      chain.count == names.count
+    guard let classes = classObject["$classes"] else { return (name, nil) }
+    guard case .array(let names) = classes,
+      names.allSatisfy({ if case .string = $0 { true } else { false } })
     else {
       throw KeyedArchiveError(
         .badClass, "$classes of class object \(classUID) is not an array of strings", at: path())
     }
-    return chain.isEmpty ? [name] : chain
+    return (name, names)
+  }
+
+  /// Whether the object a UID names is an instance whose class chain (as `classChain(ofObject:)`
+  /// gives it) contains `className`; builds no chain.
+  func isInstance(_ uid: UInt64, of className: String) -> Bool {
+    guard uid < UInt64(objects.count), case .dictionary(let fields) = objects[Int(uid)],
+      case .uid(let classUID)? = fields["$class"],
+      let (name, classes) = try? classObject(classUID, at: "")
+    else { return false }
+    guard let classes, !classes.isEmpty else { return name == className }
+    return classes.contains { $0.stringValue == className }
   }
 
   // MARK: Lookup

@@ -74,13 +74,15 @@ public struct URLRequestArchive: Sendable, Hashable {
   /// - Throws: `KeyedArchiveError` if the root is not a request in CFNetwork's layout.
   public init(archive: KeyedArchive) throws {
     self.archive = archive
-    let path = "$top.\(archive.rootKey)"
-    guard case .dictionary(let fields) = try archive.object(archive.rootUID, at: path) else {
-      throw KeyedArchiveError(.badObject, "is not an object", at: path)
+    let rootKey = archive.rootKey
+    let rootUID = archive.envelope["$top"]?[rootKey]?.uidValue ?? 0
+    // The path is only rendered when an error needs it.
+    let path = { "$top.\(rootKey)" }
+    guard case .dictionary(let fields) = try archive.object(rootUID, at: path()) else {
+      throw KeyedArchiveError(.badObject, "is not an object", at: path())
     }
-    guard let chain = archive.classChain(ofObject: archive.rootUID), chain.contains("NSURLRequest")
-    else {
-      throw KeyedArchiveError(.badObject, "is not an NSURLRequest", at: path)
+    guard archive.isInstance(rootUID, of: "NSURLRequest") else {
+      throw KeyedArchiveError(.badObject, "is not an NSURLRequest", at: path())
     }
     if fields["__nsurlrequest_proto_prop_obj_0"] != nil {
       layout = .standard
@@ -90,19 +92,20 @@ public struct URLRequestArchive: Sendable, Hashable {
       throw KeyedArchiveError(
         .badObject,
         "has neither __nsurlrequest_proto_prop_obj_0 nor $3: not CFNetwork's request layout",
-        at: path)
+        at: path())
     }
     // One pass over the fields, rather than building every slot's key for every lookup.
     let count = max(0, min(Int(fields["$2"]?.int64Value ?? 0), 4096))
     var uids = [UInt64](repeating: 0, count: count)
     let prefix = layout == .standard ? "__nsurlrequest_proto_prop_obj_" : "$"
     let offset = layout == .standard ? 0 : 3
-    for (key, value) in fields {
+    _ = fields.entriesSatisfy { key, value in
       guard case .uid(let uid) = value, let number = Self.slotNumber(key, prefix: prefix) else {
-        continue
+        return true
       }
       let slot = number - offset
       if slot >= 0, slot < count { uids[slot] = uid }
+      return true
     }
     slotUIDs = uids
   }
@@ -160,23 +163,39 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// N when `key` is `prefix` followed by the digits of N (at most 6, no leading zero: `obj_01` is
   /// some other key, not slot 1), else nil.
-  private static func slotNumber(_ key: String, prefix: String) -> Int? {
-    var key = key
-    var prefix = prefix
-    return prefix.withUTF8 { prefixBytes in
-      key.withUTF8 { bytes -> Int? in
-        guard bytes.count > prefixBytes.count, bytes.count - prefixBytes.count <= 6,
-          bytes.starts(with: prefixBytes),
-          bytes[prefixBytes.count] != 0x30 || bytes.count == prefixBytes.count + 1
-        else { return nil }
-        var value = 0
-        for byte in bytes[prefixBytes.count...] {
-          guard (0x30...0x39).contains(byte) else { return nil }
-          value = value * 10 + Int(byte - 0x30)
-        }
-        return value
+  private static func slotNumber(_ key: borrowing String, prefix: String) -> Int? {
+    // Lengths first (O(1) for native strings): most keys are rejected without reading a byte.
+    let keyLength = key.utf8.count
+    let prefixLength = prefix.utf8.count
+    guard keyLength > prefixLength, keyLength - prefixLength <= 6 else { return nil }
+    let parsed = key.utf8.withContiguousStorageIfAvailable { keyBytes in
+      prefix.utf8.withContiguousStorageIfAvailable { prefixBytes in
+        slotNumber(keyBytes, prefix: prefixBytes)
       }
     }
+    if case .some(.some(let number)) = parsed { return number }
+    // Strings without contiguous UTF-8 (bridged ones) take a copy.
+    return Array(key.utf8).withUnsafeBufferPointer { keyBytes in
+      Array(prefix.utf8).withUnsafeBufferPointer { slotNumber(keyBytes, prefix: $0) }
+    }
+  }
+
+  private static func slotNumber(
+    _ bytes: UnsafeBufferPointer<UInt8>, prefix: UnsafeBufferPointer<UInt8>
+  )
+    -> Int?
+  {
+    guard bytes.count > prefix.count, bytes.count - prefix.count <= 6,
+      prefix.isEmpty || memcmp(bytes.baseAddress!, prefix.baseAddress!, prefix.count) == 0,
+      bytes[prefix.count] != 0x30 || bytes.count == prefix.count + 1
+    else { return nil }
+    var value = 0
+    for index in prefix.count..<bytes.count {
+      let byte = bytes[index]
+      guard (0x30...0x39).contains(byte) else { return nil }
+      value = value * 10 + Int(byte - 0x30)
+    }
+    return value
   }
 
   /// The class of the request object (`NSURLRequest` or `NSMutableURLRequest`).
@@ -229,6 +248,7 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// The header fields in archived order.
   public var headerFields: [(name: String, value: String)] {
+    if let fields = plainHeaderFields() { return fields }
     guard case .dictionary(let entries, _)? = slotValue(.headerFields) else { return [] }
     return entries.compactMap { entry in
       guard case .string(let name, _) = entry.key, case .string(let value, _) = entry.value else {
@@ -236,6 +256,39 @@ public struct URLRequestArchive: Sendable, Hashable {
       }
       return (name, value)
     }
+  }
+
+  /// The header fields read straight from `NS.keys` and `NS.objects`, when the slot holds what
+  /// CFNetwork writes: an NSDictionary or NSMutableDictionary whose keys and values all name plain
+  /// string objects. Decoding it would give exactly these fields, through a typed value built only
+  /// to be taken apart; anything else returns nil, for the decoder to handle.
+  private func plainHeaderFields() -> [(name: String, value: String)]? {
+    let slot = Slot.headerFields.rawValue
+    let objects = archive.objects
+    guard slot < slotUIDs.count, slotUIDs[slot] != 0, slotUIDs[slot] < UInt64(objects.count),
+      case .dictionary(let fields) = objects[Int(slotUIDs[slot])],
+      case .uid(let classUID)? = fields["$class"],
+      let className = try? archive.mostDerivedClassName(classUID, at: ""),
+      className == "NSDictionary" || className == "NSMutableDictionary",
+      case .array(let keys)? = fields["NS.keys"], case .array(let values)? = fields["NS.objects"],
+      keys.count == values.count,
+      // The visits decoding would make: the dictionary, then each key and each value.
+      1 + 2 * keys.count <= KeyedArchiveLimits.default.maximumVisits,
+      KeyedArchiveLimits.default.effectiveMaximumDepth >= 1
+    else { return nil }
+    func string(_ reference: PropertyListValue) -> String? {
+      guard case .uid(let uid) = reference, uid != 0, uid < UInt64(objects.count),
+        case .string(let string) = objects[Int(uid)]
+      else { return nil }
+      return string
+    }
+    var result = [(name: String, value: String)]()
+    result.reserveCapacity(keys.count)
+    for index in keys.indices {
+      guard let name = string(keys[index]), let value = string(values[index]) else { return nil }
+      result.append((name, value))
+    }
+    return result
   }
 
   /// The value of a header field, matched without regard to case.

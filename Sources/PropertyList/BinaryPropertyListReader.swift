@@ -65,13 +65,25 @@ struct BinaryParser: ~Copyable {
   let limits: PropertyListLimits
   let trailer: BinaryTrailer
   // Parsed objects by index, so a shared object is built once (exponential sharing stays linear)
-  // and CoreFoundation's uniquing is mirrored as shared values.
-  let cache: UnsafeMutablePointer<PropertyListValue?>
+  // and CoreFoundation's uniquing is mirrored as shared values. An entry is initialized exactly when
+  // its `expandedSize` is positive, which spares every lookup an Optional's copy and check.
+  let cache: UnsafeMutablePointer<PropertyListValue>
   // How many values each read object stands for once shared references are expanded, so that a
   // plist whose objects reference each other exponentially is refused instead of handing callers a
   // value too large to walk; -1 while the object is being read, so that meeting it again means the
   // plist contains a cycle.
   let expandedSize: UnsafeMutablePointer<Int>
+  // Each object's offset, decoded from the offset table once (validation reads it anyway), in the
+  // same allocation as `expandedSize`.
+  let offsets: UnsafeMutablePointer<Int>
+  // Each string object's key fingerprint (0 until it is first used as a key): archives share key
+  // objects between dictionaries, so each key's bytes are hashed once per file.
+  let keyPrints: UnsafeMutablePointer<UInt64>
+  // A stack of the fingerprints of the distinct keys of the dictionaries being read, so duplicate
+  // keys are found without a heap array per dictionary; it grows when nesting needs more.
+  var printStack: UnsafeMutablePointer<UInt64>
+  var printStackCapacity = 64
+  var printStackTop = 0
   var depth = 0
   var visited = 0
 
@@ -81,15 +93,28 @@ struct BinaryParser: ~Copyable {
     trailer = try Self.validate(bytes, limits: limits)
     // The object count was validated against the input's length: these are sized by the input.
     cache = .allocate(capacity: trailer.objectCount)
-    cache.initialize(repeating: nil, count: trailer.objectCount)
-    expandedSize = .allocate(capacity: trailer.objectCount)
+    expandedSize = .allocate(capacity: 2 * trailer.objectCount)
     expandedSize.initialize(repeating: 0, count: trailer.objectCount)
+    offsets = expandedSize + trailer.objectCount
+    for index in 0..<trailer.objectCount {
+      // Validation checked every entry against the object area, so each fits in Int.
+      offsets[index] = Int(
+        Self.readSizedUInt(
+          bytes, trailer.offsetTableOffset + index * trailer.offsetIntSize, trailer.offsetIntSize))
+    }
+    keyPrints = .allocate(capacity: trailer.objectCount)
+    keyPrints.initialize(repeating: 0, count: trailer.objectCount)
+    printStack = .allocate(capacity: printStackCapacity)
   }
 
   deinit {
-    cache.deinitialize(count: trailer.objectCount)
+    for index in 0..<trailer.objectCount where expandedSize[index] > 0 {
+      (cache + index).deinitialize(count: 1)
+    }
     cache.deallocate()
     expandedSize.deallocate()
+    keyPrints.deallocate()
+    printStack.deallocate()
   }
 
   // MARK: Structure
@@ -203,10 +228,9 @@ struct BinaryParser: ~Copyable {
     }
   }
 
+  @inline(__always)
   func objectOffset(_ index: Int) -> Int {
-    Int(
-      Self.readSizedUInt(
-        bytes, trailer.offsetTableOffset + index * trailer.offsetIntSize, trailer.offsetIntSize))
+    offsets[index]
   }
 
   // MARK: Objects
@@ -245,11 +269,12 @@ struct BinaryParser: ~Copyable {
   }
 
   mutating func readObject(_ index: Int, referencedAt: Int) throws -> PropertyListValue {
-    if let cached = cache[index] {
-      try countVisits(expandedSize[index], at: referencedAt)
-      return cached
+    let size = expandedSize[index]
+    if size > 0 {
+      try countVisits(size, at: referencedAt)
+      return cache[index]
     }
-    guard expandedSize[index] >= 0 else {
+    guard size == 0 else {
       throw PropertyListError(
         .cycle, "object \(index) contains itself (reference cycle)", at: .offset(referencedAt))
     }
@@ -353,7 +378,7 @@ struct BinaryParser: ~Copyable {
     // containers are cached so that shared ones are built (and stored) once.
     switch value {
     case .string, .data, .array, .dictionary:
-      cache[index] = value
+      (cache + index).initialize(to: value)
       expandedSize[index] = visited - visitedBefore
     default:
       break
@@ -541,6 +566,11 @@ struct BinaryParser: ~Copyable {
     var dictionary = PropertyListDictionary()
     dictionary.reserveCapacity(count)
     let valuesStart = start + count * trailer.objectRefSize
+    // Small dictionaries fold duplicate keys as they are read, as `finishBuilding` would afterwards:
+    // the last value wins, at the first key's position.
+    let foldsWhileReading = count <= PropertyListDictionary.indexThreshold
+    let printBase = printStackTop
+    defer { printStackTop = printBase }
     for entry in 0..<count {
       let keyPosition = start + entry * trailer.objectRefSize
       let keyIndex = try reference(at: keyPosition)
@@ -550,12 +580,47 @@ struct BinaryParser: ~Copyable {
           at: .offset(keyPosition))
       }
       let valuePosition = valuesStart + entry * trailer.objectRefSize
-      dictionary.appendUnchecked(
-        key, try readObject(try reference(at: valuePosition), referencedAt: valuePosition))
+      let value = try readObject(try reference(at: valuePosition), referencedAt: valuePosition)
+      guard foldsWhileReading else {
+        dictionary.appendUnchecked(key, value)
+        continue
+      }
+      var print = keyPrints[keyIndex]
+      if print == 0 {
+        print = PropertyListDictionary.fingerprint(key)
+        keyPrints[keyIndex] = print
+      }
+      // Nested reads have returned, so the stack above `printBase` holds this dictionary's keys.
+      let distinct = printStackTop - printBase
+      var earlier = 0
+      while earlier < distinct,
+        printStack[printBase + earlier] != print || dictionary.entries[earlier].key != key
+      {
+        earlier += 1
+      }
+      if earlier < distinct {
+        dictionary.replaceValue(at: earlier, with: value)
+      } else {
+        pushPrint(print)
+        dictionary.appendUnchecked(key, value)
+      }
     }
-    dictionary.finishBuilding()
+    if !foldsWhileReading { dictionary.finishBuilding() }
     leave(index)
     return .dictionary(dictionary)
+  }
+
+  mutating func pushPrint(_ print: UInt64) {
+    if printStackTop == printStackCapacity {
+      // At most 64 keys per nesting level, and nesting is bounded by the depth limit.
+      let grown = UnsafeMutablePointer<UInt64>.allocate(capacity: printStackCapacity * 2)
+      grown.moveInitialize(from: printStack, count: printStackTop)
+      printStack.deallocate()
+      printStack = grown
+      printStackCapacity *= 2
+    }
+    printStack[printStackTop] = print
+    printStackTop += 1
   }
 }
 

@@ -17,7 +17,7 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
   // Up to this many entries, lookups scan (comparing lengths first) and duplicate keys are found by
   // fingerprint: cheaper than hashing every key into a table for the many small dictionaries of
   // archives and resume data. Above it, a hash index pays for itself.
-  private static let indexThreshold = 64
+  static let indexThreshold = 64
 
   /// Creates an empty dictionary.
   public init() {
@@ -49,7 +49,51 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
   public func position(of key: String) -> Int? {
     if let index { return index[key] }
     let length = key.utf8.count
-    return entries.firstIndex { $0.key.utf8.count == length && $0.key == key }
+    // Through the buffer, each key is read in place: indexing the array would copy whole entries,
+    // values included, only to compare their keys.
+    return entries.withUnsafeBufferPointer { entries in
+      for position in entries.indices where Self.keyMatches(entries, position, key, length) {
+        return position
+      }
+      return nil
+    }
+  }
+
+  /// Whether `body` returns true for every key and value, in order; stops at the first false. Keys
+  /// and values are lent in place, so a scan that only looks at them copies (and retains) nothing.
+  public func entriesSatisfy(
+    _ body: (borrowing String, borrowing PropertyListValue) throws -> Bool
+  ) rethrows -> Bool {
+    try entries.withUnsafeBufferPointer { entries in
+      for position in entries.indices {
+        let entry = UnsafeRawPointer(entries.baseAddress! + position)
+        guard
+          try body(
+            entry.assumingMemoryBound(to: String.self).pointee,
+            (entry + Self.valueOffset).assumingMemoryBound(to: PropertyListValue.self).pointee)
+        else { return false }
+      }
+      return true
+    }
+  }
+
+  // Where an entry's value starts: a tuple lays its elements out in order, each at the next offset
+  // its alignment allows.
+  private static var valueOffset: Int {
+    let alignment = MemoryLayout<PropertyListValue>.alignment
+    return (MemoryLayout<String>.size + alignment - 1) / alignment * alignment
+  }
+
+  // Compares the key of an entry in place. Projecting `.key` out of an element copies the whole
+  // entry (retaining its key and its value) only to compare; the key is the tuple's first element,
+  // at its start, so it is read through a pointer to it instead.
+  @inline(__always)
+  private static func keyMatches(
+    _ entries: UnsafeBufferPointer<Element>, _ position: Int, _ key: String, _ length: Int
+  ) -> Bool {
+    let candidate = UnsafeRawPointer(entries.baseAddress! + position).assumingMemoryBound(
+      to: String.self)
+    return candidate.pointee.utf8.count == length && candidate.pointee == key
   }
 
   /// Reads, replaces (in place), appends or (with nil) removes the value for a key.
@@ -85,6 +129,11 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
   mutating func appendUnchecked(_ key: String, _ value: PropertyListValue) {
     entries.append((key, value))
     if index != nil { index?[key] = entries.count - 1 }
+  }
+
+  /// Replaces the value at a position; for readers that fold duplicate keys themselves.
+  mutating func replaceValue(at position: Int, with value: PropertyListValue) {
+    entries[position].value = value
   }
 
   /// Ends a run of `appendUnchecked`: folds duplicate keys (the last value wins, at the first key's
@@ -130,13 +179,18 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
 
   /// FNV-1a over the UTF-8 bytes: a quick fingerprint, not a hash for tables. Equal keys have equal
   /// fingerprints; unequal ones almost always differ, and are then told apart by comparing them.
-  private static func fingerprint(_ key: String) -> UInt64 {
-    var key = key
-    return key.withUTF8 { bytes in
-      var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-      for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-      return hash
-    }
+  /// Never 0, so that readers can use 0 for "not computed yet".
+  static func fingerprint(_ key: String) -> UInt64 {
+    let hash =
+      key.utf8.withContiguousStorageIfAvailable(fnv1a)
+      ?? fnv1a(key.utf8)
+    return hash | 1
+  }
+
+  private static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    return hash
   }
 
   private mutating func rebuildIndexIfLarge() {
