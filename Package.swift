@@ -54,7 +54,7 @@ let package = Package(
     ),
     .target(
       name: "ResumeDataCLI",
-      dependencies: ["PropertyList", "KeyedArchive", "ResumeData"]
+      dependencies: ["PropertyList", "KeyedArchive", "ResumeData", "Downloader"]
     ),
     .executableTarget(
       name: "resumedata",

@@ -14,6 +14,8 @@ public enum ExitCode: Int32, Sendable {
   case malformedInput = 65
   /// The input cannot be read (missing, unreadable, too large to read).
   case unreadableInput = 66
+  /// A download was paused by Ctrl-C (128 + SIGINT, as shells report it).
+  case interrupted = 130
 }
 
 /// A failure that ends a command, with what the CLI prints and the status it exits with.

@@ -20,6 +20,8 @@ public enum ResumeDataTool {
       edit              Point a resume blob at a new URL, or change its request headers.
       plist             Convert a property list between XML, binary and typed JSON.
       archive           Print a keyed archive's object graph, as text or JSON.
+      download          Download a URL with resume, writing Apple-compatible resume data.
+      resume            Continue a download from resume data of any generation.
 
     OPTIONS:
       -h, --help        Show this help (or `resumedata <subcommand> --help`).
@@ -41,7 +43,8 @@ public enum ResumeDataTool {
     do {
       return try dispatch(arguments, streams: streams)
     } catch {
-      streams.printError(error.rendered)
+      // An interruption has already said what it left behind.
+      if error.exitCode != .interrupted { streams.printError(error.rendered) }
       if error.showsUsageHint {
         let subcommand =
           arguments.first.map { subcommands.contains($0) ? " \($0)" : "" } ?? ""
@@ -53,7 +56,7 @@ public enum ResumeDataTool {
 
   /// The subcommands, which each have their own `--help`.
   static let subcommands = [
-    "inspect", "validate", "repair", "convert", "edit", "plist", "archive",
+    "inspect", "validate", "repair", "convert", "edit", "plist", "archive", "download", "resume",
   ]
 
   /// Runs the subcommand named first; its exit status when it has one of its own (`validate`).
@@ -84,6 +87,10 @@ public enum ResumeDataTool {
       try ConvertCommand.run(rest, streams: streams)
     case "edit":
       try EditCommand.run(rest, streams: streams)
+    case "download":
+      try DownloadCommand.download(rest, streams: streams)
+    case "resume":
+      try DownloadCommand.resume(rest, streams: streams)
     default:
       throw .usage("unknown subcommand '\(first)'")
     }

@@ -1,0 +1,425 @@
+import Foundation
+import KeyedArchive
+import PropertyList
+import ResumeData
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// How a download ended.
+public enum DownloadResult: Sendable, Hashable {
+  /// The file is complete at its destination; its digest in lowercase hex (when computed).
+  case completed(file: URL, digest: String?)
+  /// Paused or cancelled: the resume data to continue from (also in the state file, if any).
+  case paused(resumeData: Data)
+  /// Failed; the resume data, when there is a partial file worth continuing.
+  case failed(DownloadError, resumeData: Data?)
+}
+
+/// One resumable download over Foundation's URLSession that speaks Apple's resume data.
+///
+/// The partial file is appended to only when the server's 206 continues it exactly (Content-Range
+/// starting at its length, the same total, no content encoding); a 200 replaces it (reported as a
+/// restart), a 416 naming its length completes it, and any other answer leaves it untouched and
+/// hands back resume data. Requests carry `Range`, `If-Range` (a strong ETag, else Last-Modified)
+/// and `Accept-Encoding: identity`. Pausing cancels the task (it is never suspended: Foundation on
+/// Linux would restart it from byte 0 and append), flushes the file and writes resume data in
+/// Apple's layout.
+public actor Download {
+  /// The events, in order; finishes when the download ends.
+  public nonisolated let events: AsyncStream<DownloadEvent>
+  private let eventSink: AsyncStream<DownloadEvent>.Continuation
+  /// Where the finished file goes.
+  public nonisolated let destination: URL
+  private let configuration: DownloadConfiguration
+
+  // The request as first made, and the one that continues it (its URL updated by redirects).
+  private let originalRequest: URLRequestFields
+  private var currentRequest: URLRequestFields
+  private let partialURL: URL
+  private let tempFileName: String
+  private var entityTag: String?
+  private var lastModified: String?
+  private var total: Int64?
+  private var file: PartialFile?
+  private var transfer: Transfer?
+  private var stopRequested = false
+  private var lastPersist = ContinuousClock.now
+  private var lastProgress: (instant: ContinuousClock.Instant, bytes: Int64)?
+  private var speed = 0.0
+
+  /// A download of `url` from byte 0.
+  ///
+  /// - Throws: `DownloadError` with `.unsupportedURL` for anything but http and https.
+  public init(url: URL, destination: URL, configuration: DownloadConfiguration)
+    throws(DownloadError)
+  {
+    let headers = configuration.headers.map { URLRequestFields.Header($0.name, $0.value) }
+    try self.init(
+      request: URLRequestFields(url: url.absoluteString, headerFields: headers),
+      destination: destination, configuration: configuration)
+  }
+
+  /// A download of a request (its headers kept) from byte 0.
+  ///
+  /// - Throws: `DownloadError` with `.unsupportedURL` for anything but http and https.
+  public init(
+    request: URLRequestFields, destination: URL, configuration: DownloadConfiguration
+  ) throws(DownloadError) {
+    guard ResumePlan.isHTTP(request.url) else {
+      throw DownloadError(.unsupportedURL, "\(request.url) is not an http or https URL")
+    }
+    let name = "CFNetworkDownload_\(Self.randomSuffix()).tmp"
+    self.init(
+      original: request, current: request,
+      partial: configuration.temporaryDirectory.appendingPathComponent(name), name: name,
+      entityTag: nil, lastModified: nil, destination: destination, configuration: configuration)
+  }
+
+  /// A download continuing from resume data of any generation (Apple-made or ours).
+  ///
+  /// - Throws: `DownloadError`: `.invalidResumeData` when the blob does not decode or names
+  ///   nothing to fetch, `.unsafePartialFile`, `.unsupportedURL`.
+  public init(resumeData: Data, destination: URL, configuration: DownloadConfiguration)
+    throws(DownloadError)
+  {
+    let blob: ResumeData
+    do {
+      blob = try ResumeData(decoding: resumeData)
+    } catch {
+      throw DownloadError(.invalidResumeData, "the resume data does not decode: \(error)")
+    }
+    let plan = try ResumePlan(
+      resumeData: blob, temporaryDirectory: configuration.temporaryDirectory,
+      allowedDirectories: configuration.allowedDirectories)
+    self.init(
+      original: plan.originalRequest, current: plan.request, partial: plan.partialFile,
+      name: plan.tempFileName, entityTag: plan.entityTag, lastModified: plan.lastModified,
+      destination: destination, configuration: configuration)
+  }
+
+  private init(
+    original: URLRequestFields, current: URLRequestFields, partial: URL, name: String,
+    entityTag: String?,
+    lastModified: String?, destination: URL, configuration: DownloadConfiguration
+  ) {
+    (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
+    originalRequest = original
+    currentRequest = current
+    partialURL = partial
+    tempFileName = name
+    self.entityTag = entityTag
+    self.lastModified = lastModified
+    self.destination = destination
+    self.configuration = configuration
+  }
+
+  /// The partial file.
+  public nonisolated var partialFile: URL { partialURL }
+
+  /// Pauses: the running request is cancelled and `run()` returns `.paused` with resume data.
+  public func pause() {
+    stopRequested = true
+    transfer?.stop(.stopped)
+  }
+
+  /// Runs the download to its end: completed, paused or failed. Call once.
+  public func run() async -> DownloadResult {
+    let result = await drive()
+    switch result {
+    case .completed(let file, let digest): eventSink.yield(.completed(file: file, digest: digest))
+    case .paused(let data): eventSink.yield(.paused(resumeData: data))
+    case .failed(let error, let data): eventSink.yield(.failed(error, resumeData: data))
+    }
+    eventSink.finish()
+    return result
+  }
+
+  private func drive() async -> DownloadResult {
+    let file: PartialFile
+    do {
+      file = try PartialFile(url: partialURL, algorithm: configuration.digestAlgorithm)
+    } catch {
+      return .failed(error, resumeData: nil)
+    }
+    self.file = file
+    var attempt = 0
+    var restarts = 0
+    while true {
+      if stopRequested { return paused() }
+      let offset = file.length
+      let requestRange = currentRequest.headerFields.first {
+        $0.name.caseInsensitiveCompare("Range") == .orderedSame
+      }?.value
+      var rangeHeaders = [(String, String)]()
+      if offset > 0 {
+        // Without a validator the server cannot say the file is unchanged: never splice.
+        let validator = strongTag ?? lastModified
+        switch HTTPRange.resumeHeader(received: offset, requestRange: requestRange) {
+        case .complete:
+          return finish(file)
+        case .header(let value) where validator != nil:
+          rangeHeaders = [("Range", value), ("If-Range", validator!)]
+        case .header, .restart, .none:
+          let reason =
+            validator == nil
+            ? "no ETag or Last-Modified was recorded, so the partial file cannot be trusted"
+            : "the request's own range cannot be continued"
+          if let failure = restart(file, reason) { return failure }
+          continue
+        }
+      } else if let requestRange {
+        rangeHeaders = [("Range", requestRange)]
+      }
+      eventSink.yield(offset > 0 ? .resumed(offset: offset) : .started)
+      let transfer = Transfer(
+        file: file,
+        expectation: .init(offset: offset, sentRange: offset > 0, knownTotal: total),
+        rangeHeaders: rangeHeaders, emit: { [eventSink] in eventSink.yield($0) })
+      self.transfer = transfer
+      let watchdog = Task { await self.watch(transfer) }
+      let outcome = await transfer.run(
+        request(rangeHeaders), configuration: sessionConfiguration())
+      watchdog.cancel()
+      self.transfer = nil
+      learn(transfer.learned)
+      switch outcome {
+      case .complete, .alreadyComplete:
+        return finish(file)
+      case .stopped:
+        return paused()
+      case .restart(let reason):
+        restarts += 1
+        guard restarts <= 3 else {
+          return failed(DownloadError(.badPartialResponse, "\(reason) (after 3 restarts)"))
+        }
+        if let failure = restart(file, reason) { return failure }
+      case .failed(let error):
+        if transfer.learned.restartReason != nil { restarts += 1 }
+        attempt += 1
+        guard error.isRetryable, attempt < configuration.retry.maximumAttempts else {
+          return failed(error)
+        }
+        let delay = configuration.retry.delay(
+          beforeRetry: attempt, random: Double.random(in: 0...1))
+        if await !sleep(delay) { return paused() }
+      }
+    }
+  }
+
+  /// The ETag when it is strong (a weak one cannot validate a byte range).
+  private var strongTag: String? {
+    guard let entityTag, !entityTag.hasPrefix("W/") else { return nil }
+    return entityTag
+  }
+
+  /// Empties the partial file to start over; a failure result when that is impossible.
+  private func restart(_ file: PartialFile, _ reason: String) -> DownloadResult? {
+    do {
+      try file.truncate()
+    } catch {
+      return .failed(error, resumeData: nil)
+    }
+    entityTag = nil
+    lastModified = nil
+    total = nil
+    eventSink.yield(.restarted(reason: reason))
+    return nil
+  }
+
+  private func learn(_ learned: Transfer.Learned) {
+    if let url = learned.url { currentRequest.url = url.absoluteString }
+    if learned.status == 200 || learned.status == 206 {
+      entityTag = learned.entityTag
+      lastModified = learned.lastModified
+    }
+    if let learnedTotal = learned.total { total = learnedTotal }
+  }
+
+  /// Sleeps for a retry delay, waking early on pause; false when paused.
+  private func sleep(_ delay: Duration) async -> Bool {
+    let deadline = ContinuousClock.now + delay
+    while ContinuousClock.now < deadline {
+      if stopRequested { return false }
+      try? await Task.sleep(for: min(.milliseconds(50), deadline - .now))
+    }
+    return !stopRequested
+  }
+
+  /// Runs beside a transfer: stall detection, progress, and the state file.
+  private func watch(_ transfer: Transfer) async {
+    while !Task.isCancelled {
+      try? await Task.sleep(for: .milliseconds(100))
+      if Task.isCancelled { return }
+      let now = ContinuousClock.now
+      if now - transfer.lastByte > configuration.stallTimeout {
+        transfer.stop(
+          .failed(
+            DownloadError(
+              .stalled, "no byte arrived for \(configuration.stallTimeout.components.seconds) s")))
+        return
+      }
+      if let learned = transfer.learned.total { total = learned }
+      reportProgress(now)
+      if configuration.stateFile != nil, now - lastPersist >= configuration.persistInterval {
+        lastPersist = now
+        _ = try? persist()
+      }
+    }
+  }
+
+  private func reportProgress(_ now: ContinuousClock.Instant) {
+    guard let file else { return }
+    let bytes = file.length
+    if let last = lastProgress {
+      let elapsed =
+        Double((now - last.instant).components.attoseconds) / 1e18
+        + Double((now - last.instant).components.seconds)
+      guard elapsed >= 0.25, bytes != last.bytes || elapsed >= 1 else { return }
+      let instant = Double(bytes - last.bytes) / elapsed
+      // A moving average smooths the bursts of a network that delivers in chunks.
+      speed = speed == 0 ? instant : 0.7 * speed + 0.3 * instant
+    }
+    lastProgress = (now, bytes)
+    let remaining = total.flatMap { total in
+      speed > 0 ? Double(max(total - bytes, 0)) / speed : nil
+    }
+    eventSink.yield(
+      .progress(
+        DownloadProgress(
+          bytes: bytes, expected: total, bytesPerSecond: speed, secondsRemaining: remaining)))
+  }
+
+  private func request(_ rangeHeaders: [(String, String)]) -> URLRequest {
+    // The URL was checked to parse when the download was made, and redirects only hand out URLs.
+    var request = URLRequest(url: URL(string: currentRequest.url)!)
+    request.httpMethod = "GET"
+    request.timeoutInterval = currentRequest.timeoutInterval
+    let replaced: Set<String> = ["range", "if-range", "accept-encoding"]
+    for header in currentRequest.headerFields where !replaced.contains(header.name.lowercased()) {
+      request.addValue(header.value, forHTTPHeaderField: header.name)
+    }
+    for (name, value) in rangeHeaders { request.setValue(value, forHTTPHeaderField: name) }
+    // A compressing server drops Range support for encoded responses: ask for the bytes as stored.
+    request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+    return request
+  }
+
+  private func sessionConfiguration() -> URLSessionConfiguration {
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+    configuration.urlCache = nil
+    configuration.timeoutIntervalForRequest = currentRequest.timeoutInterval
+    return configuration
+  }
+
+  // MARK: Endings
+
+  private func finish(_ file: PartialFile) -> DownloadResult {
+    if let total, file.length != total {
+      return failed(
+        DownloadError(.badPartialResponse, "the file has \(file.length) bytes, not \(total)"))
+    }
+    let digest = file.currentDigest()
+    if let expected = configuration.expectedDigest?.lowercased(), digest != expected {
+      return failed(
+        DownloadError(
+          .digestMismatch,
+          "the file's \(configuration.digestAlgorithm?.rawValue ?? "digest") is \(digest ?? "unknown"), not \(expected)"
+        ))
+    }
+    do {
+      try file.synchronize()
+      try Self.move(partialURL, to: destination)
+    } catch let error as DownloadError {
+      return failed(error)
+    } catch {
+      return failed(DownloadError(.io, "\(error)"))
+    }
+    if let stateFile = configuration.stateFile {
+      try? FileManager.default.removeItem(at: stateFile)
+    }
+    return .completed(file: destination, digest: digest)
+  }
+
+  private func paused() -> DownloadResult {
+    do {
+      return .paused(resumeData: try persist())
+    } catch {
+      return .failed(error, resumeData: nil)
+    }
+  }
+
+  private func failed(_ error: DownloadError) -> DownloadResult {
+    .failed(error, resumeData: try? persist())
+  }
+
+  /// Flushes the partial file, then writes the resume data for what is on disk (atomically, to the
+  /// state file when there is one).
+  @discardableResult
+  private func persist() throws(DownloadError) -> Data {
+    guard let file else { throw DownloadError(.io, "the partial file is not open") }
+    let length = file.length
+    try file.synchronize()
+    let data = try resumeData(bytes: length)
+    if let stateFile = configuration.stateFile {
+      do {
+        try data.write(to: stateFile, options: .atomic)
+      } catch {
+        throw DownloadError(.io, "cannot write \(stateFile.path): \(error.localizedDescription)")
+      }
+    }
+    return data
+  }
+
+  /// Resume data in Apple's layout for `bytes` on disk.
+  private func resumeData(bytes: Int64) throws(DownloadError) -> Data {
+    var entries: PropertyListDictionary = [
+      ResumeDataKey.downloadURL: .string(currentRequest.url),
+      ResumeDataKey.bytesReceived: .integer(PropertyListInteger(bytes)),
+    ]
+    do {
+      entries[ResumeDataKey.currentRequest] = .data(
+        try URLRequestArchive(currentRequest).encoded())
+      entries[ResumeDataKey.originalRequest] = .data(
+        try URLRequestArchive(originalRequest).encoded())
+      if let entityTag { entries[ResumeDataKey.entityTag] = .string(entityTag) }
+      if let lastModified { entries[ResumeDataKey.serverDownloadDate] = .string(lastModified) }
+      entries[ResumeDataKey.tempFileName] = .string(tempFileName)
+      return try ResumeData(
+        building: entries, as: configuration.resumeDataGeneration,
+        temporaryDirectory: partialURL.deletingLastPathComponent()
+      ).encoded()
+    } catch {
+      throw DownloadError(.io, "cannot make resume data: \(error)")
+    }
+  }
+
+  /// Moves the finished file into place, replacing what is there, across file systems if need be.
+  private static func move(_ source: URL, to destination: URL) throws {
+    let manager = FileManager.default
+    try manager.createDirectory(
+      at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+    if rename(source.path, destination.path) == 0 { return }
+    guard errno == EXDEV else {
+      throw DownloadError(
+        .io, "cannot move the file to \(destination.path): \(String(cString: strerror(errno)))")
+    }
+    // Another file system: copy beside the destination, then rename over it.
+    let staging = destination.deletingLastPathComponent().appendingPathComponent(
+      ".\(destination.lastPathComponent).\(randomSuffix()).part")
+    try manager.copyItem(at: source, to: staging)
+    guard rename(staging.path, destination.path) == 0 else {
+      try? manager.removeItem(at: staging)
+      throw DownloadError(.io, "cannot move the file to \(destination.path)")
+    }
+    try manager.removeItem(at: source)
+  }
+
+  /// Six random letters and digits, as CFNetwork names its partial files.
+  static func randomSuffix() -> String {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+    return String((0..<6).map { _ in alphabet.randomElement()! })
+  }
+}

@@ -1,0 +1,332 @@
+import Dispatch
+import Downloader
+import Foundation
+import ResumeData
+
+/// `resumedata download URL -o FILE …` and `resumedata resume BLOB -o FILE …`: a resumable
+/// download that speaks Apple's resume data.
+enum DownloadCommand {
+  /// The text `resumedata download --help` prints.
+  static let downloadHelp = """
+    USAGE: resumedata download URL -o FILE [--sha256 HEX] [--header 'Name: value']...
+                               [--state-dir DIR] [--resume-data OUT] [--generation GEN]
+                               [--retries N] [--stall-timeout SECONDS]
+
+    Downloads URL to FILE, resuming after failures without ever splicing a changed file: every
+    continuation asks for the rest with Range and If-Range (a strong ETag, else Last-Modified),
+    and only a 206 that continues the partial file exactly is appended. While it runs, the
+    partial file and its resume data (Apple's layout) live in the state directory; a process
+    killed at any moment continues from there when run again with the same arguments. Ctrl-C
+    pauses: the resume data is written and its path printed, and the exit status is 130.
+
+    ARGUMENTS:
+      URL               An http or https URL.
+
+    OPTIONS:
+      -o, --output FILE The finished file (required); replaced atomically when complete.
+      --sha256 HEX      The SHA-256 the file must have; a mismatch fails (exit status 1).
+      --header 'Name: value'
+                        A request header (repeatable).
+      --state-dir DIR   Where the partial file and FILE.resumedata are kept while
+                        downloading (default: FILE's directory).
+      --resume-data OUT Where the resume data goes on pause or failure (default: the state
+                        file in the state directory).
+      --generation GEN  The resume data's form: keyed (default), v1, v2, v4, safari.
+      --retries N       Attempts after the first, resuming each time (default: 4).
+      --stall-timeout SECONDS
+                        No byte for this long counts as a lost connection (default: 30).
+      -h, --help        Show this help.
+
+    EXIT STATUS:
+      0 complete, 1 failed (the resume data is kept), 64 usage error, 130 paused by Ctrl-C.
+
+    """
+
+  /// The text `resumedata resume --help` prints.
+  static let resumeHelp = """
+    USAGE: resumedata resume BLOB -o FILE [--temp-dir DIR] [--sha256 HEX] [--state-dir DIR]
+                             [--resume-data OUT] [--generation GEN] [--retries N]
+                             [--stall-timeout SECONDS]
+
+    Continues a download from resume data of any generation, Apple-made or ours: the
+    partial file is found by the blob's TempFileName in DIR (or by its LocalPath, only
+    inside DIR), and the request is the blob's current request, headers included. The
+    rest behaves as `resumedata download`.
+
+    ARGUMENTS:
+      BLOB              The resume data (- reads standard input).
+
+    OPTIONS:
+      -o, --output FILE The finished file (required).
+      --temp-dir DIR    The directory that holds the partial file (default: BLOB's
+                        directory).
+      Other options as for `resumedata download`.
+      -h, --help        Show this help.
+
+    """
+
+  private static let options: Set<String> = [
+    "-o", "--output", "--sha256", "--header", "--state-dir", "--resume-data", "--generation",
+    "--retries", "--stall-timeout", "--temp-dir",
+  ]
+
+  /// Runs `resumedata download`.
+  static func download(_ arguments: [String], streams: Streams) throws(CommandError) {
+    guard
+      let parsed = try Arguments.command(
+        arguments, help: downloadHelp, options: options, flags: [], streams: streams)
+    else { return }
+    guard parsed.positionals.count == 1, let url = URL(string: parsed.positionals[0]) else {
+      throw .usage("download needs one URL")
+    }
+    let (destination, configuration) = try setUp(parsed, defaultDirectory: nil)
+    // Run again with the same state directory, a download continues from what it persisted.
+    let download: Download
+    do {
+      if let stateFile = configuration.stateFile,
+        let saved = try? Data(contentsOf: stateFile),
+        let resumed = try? Download(
+          resumeData: saved, destination: destination, configuration: configuration)
+      {
+        download = resumed
+      } else {
+        download = try Download(url: url, destination: destination, configuration: configuration)
+      }
+    } catch {
+      throw .usage(error.message)
+    }
+    try run(download, configuration: configuration, parsed: parsed, streams: streams)
+  }
+
+  /// Runs `resumedata resume`.
+  static func resume(_ arguments: [String], streams: Streams) throws(CommandError) {
+    guard
+      let parsed = try Arguments.command(
+        arguments, help: resumeHelp, options: options, flags: [], streams: streams)
+    else { return }
+    let (path, blob) = try parsed.readSingleFile(for: "resume", streams: streams)
+    _ = try ResumeInput.decode(blob, file: path)
+    let blobDirectory =
+      path == "-" ? nil : URL(fileURLWithPath: path).deletingLastPathComponent()
+    let (destination, configuration) = try setUp(parsed, defaultDirectory: blobDirectory)
+    let download: Download
+    do {
+      download = try Download(
+        resumeData: blob, destination: destination, configuration: configuration)
+    } catch {
+      throw CommandError(.failure, error.message, file: path)
+    }
+    try run(download, configuration: configuration, parsed: parsed, streams: streams)
+  }
+
+  /// The destination and configuration from the shared options.
+  private static func setUp(_ parsed: Arguments, defaultDirectory: URL?) throws(CommandError) -> (
+    URL, DownloadConfiguration
+  ) {
+    guard let output = parsed.output, output != "-" else {
+      throw .usage("-o FILE is required (the download is written to a file)")
+    }
+    let destination = URL(fileURLWithPath: output).standardizedFileURL
+    let stateDirectory =
+      parsed.value("--state-dir").map { URL(fileURLWithPath: $0, isDirectory: true) }
+      ?? destination.deletingLastPathComponent()
+    let temporaryDirectory =
+      parsed.value("--temp-dir").map { URL(fileURLWithPath: $0, isDirectory: true) }
+      ?? defaultDirectory ?? stateDirectory
+    var configuration = DownloadConfiguration(temporaryDirectory: temporaryDirectory)
+    configuration.stateFile = stateDirectory.appendingPathComponent(
+      destination.lastPathComponent + ".resumedata")
+    if let hex = parsed.value("--sha256") {
+      guard hex.count == 64, hex.allSatisfy(\.isHexDigit) else {
+        throw .usage("--sha256 needs 64 hexadecimal digits")
+      }
+      configuration.expectedDigest = hex.lowercased()
+    }
+    for header in parsed.values("--header") {
+      guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
+        throw .usage("--header needs 'Name: value', not '\(header)'")
+      }
+      var value = header[header.index(after: colon)...]
+      if value.first == " " { value = value.dropFirst() }
+      configuration.headers.append((String(header[..<colon]), String(value)))
+    }
+    if let name = parsed.value("--generation") {
+      guard let generation = ResumeDataGeneration(rawValue: name),
+        [.keyed, .v1, .v2, .v4, .safari].contains(generation)
+      else {
+        throw .usage("--generation needs keyed, v1, v2, v4 or safari, not '\(name)'")
+      }
+      configuration.resumeDataGeneration = generation
+    }
+    if let retries = parsed.value("--retries") {
+      guard let count = Int(retries), (0...100).contains(count) else {
+        throw .usage("--retries needs a number from 0 to 100")
+      }
+      configuration.retry.maximumAttempts = count + 1
+    }
+    if let stall = parsed.value("--stall-timeout") {
+      guard let seconds = Double(stall), seconds > 0, seconds <= 86_400 else {
+        throw .usage("--stall-timeout needs a number of seconds")
+      }
+      configuration.stallTimeout = .milliseconds(Int(seconds * 1000))
+    }
+    return (destination, configuration)
+  }
+
+  /// Runs a download to its end, with progress on standard error and Ctrl-C pausing it.
+  private static func run(
+    _ download: Download, configuration: DownloadConfiguration, parsed: Arguments,
+    streams: Streams
+  ) throws(CommandError) {
+    let progress = ProgressPrinter(terminal: isatty(STDERR_FILENO) == 1, streams: streams)
+    let interrupted = Interruption(download)
+    let done = DispatchSemaphore(value: 0)
+    let outcome = ResultBox()
+    Task {
+      for await event in download.events { progress.show(event) }
+    }
+    Task {
+      outcome.result = await download.run()
+      done.signal()
+    }
+    done.wait()
+    interrupted.stop()
+    progress.end()
+    guard let result = outcome.result else { throw CommandError(.failure, "the download ended") }
+    switch result {
+    case .completed(let file, let digest):
+      streams.print("\(file.path)" + (digest.map { "  sha256 \($0)" } ?? ""))
+    case .paused(let data):
+      let path = try writeResumeData(data, parsed: parsed, configuration: configuration)
+      streams.printError("Paused; resume data: \(path)")
+      throw CommandError(.interrupted, "paused")
+    case .failed(let error, let data):
+      var message = error.description
+      if let data {
+        let path = try writeResumeData(data, parsed: parsed, configuration: configuration)
+        message += " (resume data: \(path))"
+      }
+      throw CommandError(.failure, message)
+    }
+  }
+
+  /// Writes resume data where `--resume-data` says (the state file is already written).
+  private static func writeResumeData(
+    _ data: Data, parsed: Arguments, configuration: DownloadConfiguration
+  ) throws(CommandError) -> String {
+    guard let path = parsed.value("--resume-data") else {
+      return configuration.stateFile?.path ?? ""
+    }
+    do {
+      try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+    } catch {
+      throw CommandError(
+        .failure, "cannot write the resume data: \(error.localizedDescription)", file: path)
+    }
+    return path
+  }
+}
+
+/// The result handed from the download's task to the waiting command.
+private final class ResultBox: @unchecked Sendable {
+  // Written once by the task before it signals, read after the wait: the semaphore orders them.
+  var result: DownloadResult?
+}
+
+/// Ctrl-C pauses the download instead of killing the process.
+private final class Interruption {
+  private let source: any DispatchSourceSignal
+
+  init(_ download: Download) {
+    signal(SIGINT, SIG_IGN)
+    source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+    source.setEventHandler { Task { await download.pause() } }
+    source.resume()
+  }
+
+  func stop() {
+    source.cancel()
+    signal(SIGINT, SIG_DFL)
+  }
+}
+
+/// Progress on standard error: a bar redrawn in place on a terminal, a line every few seconds
+/// otherwise.
+private final class ProgressPrinter: @unchecked Sendable {
+  private let terminal: Bool
+  private let streams: Streams
+  private let lock = NSLock()
+  private var lastLine = ContinuousClock.now - .seconds(10)
+  private var drawn = false
+
+  init(terminal: Bool, streams: Streams) {
+    self.terminal = terminal
+    self.streams = streams
+  }
+
+  func show(_ event: DownloadEvent) {
+    lock.lock()
+    defer { lock.unlock() }
+    switch event {
+    case .progress(let progress):
+      let now = ContinuousClock.now
+      guard terminal || (now - lastLine >= .seconds(5) && progress.bytesPerSecond > 0) else {
+        return
+      }
+      lastLine = now
+      let line = Self.describe(progress)
+      if terminal {
+        streams.writeStandardError(Data(("\r\u{1B}[2K" + line).utf8))
+        drawn = true
+      } else {
+        streams.printError(line)
+      }
+    case .resumed(let offset):
+      note("resuming at byte \(offset)")
+    case .restarted(let reason):
+      note("starting over: \(reason)")
+    case .redirected(let url):
+      note("redirected to \(url.absoluteString)")
+    default:
+      break
+    }
+  }
+
+  func end() {
+    lock.lock()
+    defer { lock.unlock() }
+    if drawn { streams.writeStandardError(Data("\n".utf8)) }
+    drawn = false
+  }
+
+  private func note(_ text: String) {
+    if drawn { streams.writeStandardError(Data("\n".utf8)) }
+    drawn = false
+    streams.printError(text)
+  }
+
+  static func describe(_ progress: DownloadProgress) -> String {
+    var parts = [bytes(progress.bytes)]
+    if let expected = progress.expected, expected > 0 {
+      let percent = Int(Double(progress.bytes) * 100 / Double(expected))
+      parts = ["\(percent)%", "\(bytes(progress.bytes)) of \(bytes(expected))"]
+    }
+    parts.append("\(bytes(Int64(progress.bytesPerSecond)))/s")
+    if let left = progress.secondsRemaining, left.isFinite {
+      let seconds = Int(left.rounded())
+      parts.append(String(format: "%d:%02d left", seconds / 60, seconds % 60))
+    }
+    return parts.joined(separator: "  ")
+  }
+
+  static func bytes(_ count: Int64) -> String {
+    let units = ["B", "KB", "MB", "GB", "TB"]
+    var value = Double(count)
+    var unit = 0
+    while value >= 1000, unit < units.count - 1 {
+      value /= 1000
+      unit += 1
+    }
+    return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+  }
+}
