@@ -22,6 +22,8 @@ public enum ResumeDataTool {
       archive           Print a keyed archive's object graph, as text or JSON.
       download          Download a URL with resume, writing Apple-compatible resume data.
       resume            Continue a download from resume data of any generation.
+      downloads         List, add, run, pause, resume or cancel the downloads of a state
+                        directory.
 
     OPTIONS:
       -h, --help        Show this help (or `resumedata <subcommand> --help`).
@@ -57,6 +59,7 @@ public enum ResumeDataTool {
   /// The subcommands, which each have their own `--help`.
   static let subcommands = [
     "inspect", "validate", "repair", "convert", "edit", "plist", "archive", "download", "resume",
+    "downloads",
   ]
 
   /// Runs the subcommand named first; its exit status when it has one of its own (`validate`).
@@ -91,6 +94,8 @@ public enum ResumeDataTool {
       try DownloadCommand.download(rest, streams: streams)
     case "resume":
       try DownloadCommand.resume(rest, streams: streams)
+    case "downloads":
+      try DownloadsCommand.run(rest, streams: streams)
     default:
       throw .usage("unknown subcommand '\(first)'")
     }

@@ -1,0 +1,307 @@
+import Foundation
+
+/// Many downloads: a concurrency limit with a waiting queue, groups with aggregate progress and a
+/// completion when all their members end, duplicate requests not started twice, and the task list
+/// persisted in a state directory and restored on launch.
+///
+/// Each task keeps its partial file in `STATE/partial/` and its resume data in
+/// `STATE/ID.resumedata` (brought up to date while it runs), and the list in `STATE/tasks.json`, so
+/// a process killed at any moment continues every unfinished task when a manager is made on the
+/// same directory again.
+public actor DownloadManager {
+  /// A task's identifier (stable across launches).
+  public typealias TaskID = String
+
+  /// Where a task is.
+  public enum TaskState: String, Sendable, Hashable, Codable {
+    /// Waiting for a free slot.
+    case queued
+    /// Transferring.
+    case running
+    /// Paused; resumes when asked.
+    case paused
+    /// Done: the file is at its destination.
+    case completed
+    /// Failed; resumable when asked (its resume data is kept).
+    case failed
+  }
+
+  /// What the manager knows of one task.
+  public struct TaskRecord: Sendable, Hashable, Codable {
+    /// The identifier.
+    public var id: TaskID
+    /// The URL first asked for.
+    public var url: String
+    /// Where the finished file goes.
+    public var destination: String
+    /// The group it belongs to, if any.
+    public var group: String?
+    /// Where it is.
+    public var state: TaskState
+    /// Bytes on disk, as last reported.
+    public var bytes: Int64
+    /// The complete length, when known.
+    public var expected: Int64?
+    /// The digest of the finished file, or the last error's message.
+    public var detail: String?
+    /// The partial file, once the task has started.
+    public var partialFile: String?
+  }
+
+  /// An event of one task, or the end of a group.
+  public enum Event: Sendable, Hashable {
+    /// A task's event.
+    case task(TaskID, DownloadEvent)
+    /// Every member of the group has ended (completed or failed); how many of each.
+    case groupFinished(String, completed: Int, failed: Int)
+  }
+
+  /// The events of every task, in order per task.
+  public nonisolated let events: AsyncStream<Event>
+  private let eventSink: AsyncStream<Event>.Continuation
+  /// The state directory.
+  public nonisolated let stateDirectory: URL
+  private let maximumConcurrent: Int
+  // Whether tasks start as slots free up: from the start, or once `schedule()` is called.
+  private var active: Bool
+  private let configuration: DownloadConfiguration
+  private var records: [TaskID: TaskRecord] = [:]
+  private var order: [TaskID] = []
+  private var running: [TaskID: Download] = [:]
+  private var runs: [TaskID: Task<Void, Never>] = [:]
+  private var groupWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+
+  /// A manager over a state directory; unfinished tasks found there are queued again (paused ones
+  /// stay paused).
+  ///
+  /// - Parameters:
+  ///   - stateDirectory: where the task list, resume data and partial files live.
+  ///   - maximumConcurrent: how many tasks transfer at once.
+  ///   - configuration: the settings of every task (its `temporaryDirectory` and `stateFile` are
+  ///     set per task inside the state directory).
+  ///   - startsAutomatically: whether `add` and `resume` start tasks at once; when false, only
+  ///     `schedule()` does (to edit a task list without transferring).
+  /// - Throws: `DownloadError` with `.io` when the directory cannot be made or its list not read.
+  public init(
+    stateDirectory: URL, maximumConcurrent: Int = 4, configuration: DownloadConfiguration? = nil,
+    startsAutomatically: Bool = true
+  ) throws(DownloadError) {
+    self.stateDirectory = stateDirectory
+    self.maximumConcurrent = max(1, maximumConcurrent)
+    active = startsAutomatically
+    var base =
+      configuration
+      ?? DownloadConfiguration(temporaryDirectory: stateDirectory.appendingPathComponent("partial"))
+    base.temporaryDirectory = stateDirectory.appendingPathComponent("partial")
+    self.configuration = base
+    (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
+    do {
+      try FileManager.default.createDirectory(
+        at: base.temporaryDirectory, withIntermediateDirectories: true)
+      let list = stateDirectory.appendingPathComponent("tasks.json")
+      if let data = try? Data(contentsOf: list) {
+        let saved = try JSONDecoder().decode([TaskRecord].self, from: data)
+        for var record in saved {
+          if record.state == .running { record.state = .queued }
+          records[record.id] = record
+          order.append(record.id)
+        }
+      }
+    } catch {
+      throw DownloadError(.io, "cannot use the state directory \(stateDirectory.path): \(error)")
+    }
+  }
+
+  /// Adds a download, or returns the task that already fetches the same URL to the same place.
+  ///
+  /// - Returns: the task's identifier.
+  @discardableResult
+  public func add(_ url: URL, destination: URL, group: String? = nil) -> TaskID {
+    let destinationPath = destination.standardizedFileURL.path
+    if let existing = order.first(where: {
+      records[$0]?.url == url.absoluteString && records[$0]?.destination == destinationPath
+        && records[$0]?.state != .completed
+    }) {
+      return existing
+    }
+    let id = UUID().uuidString.lowercased()
+    records[id] = TaskRecord(
+      id: id, url: url.absoluteString, destination: destinationPath, group: group, state: .queued,
+      bytes: 0)
+    order.append(id)
+    eventSink.yield(.task(id, .queued))
+    save()
+    fill()
+    return id
+  }
+
+  /// Starts queued tasks up to the concurrency limit, and from now on whenever a slot frees up.
+  public func schedule() {
+    active = true
+    fill()
+  }
+
+  private func fill() {
+    guard active else { return }
+    for id in order where running.count < maximumConcurrent {
+      guard records[id]?.state == .queued, running[id] == nil else { continue }
+      start(id)
+    }
+  }
+
+  /// Every task, in the order added.
+  public func tasks() -> [TaskRecord] {
+    order.compactMap { records[$0] }
+  }
+
+  /// Pauses a task (running or queued); its resume data is kept.
+  public func pause(_ id: TaskID) async {
+    if let download = running[id] {
+      await download.pause()
+    } else if records[id]?.state == .queued {
+      records[id]?.state = .paused
+      save()
+    }
+  }
+
+  /// Queues a paused or failed task again.
+  public func resume(_ id: TaskID) {
+    guard let state = records[id]?.state, state == .paused || state == .failed else { return }
+    records[id]?.state = .queued
+    save()
+    fill()
+  }
+
+  /// Stops a task and forgets it: its partial file and resume data are deleted.
+  public func cancel(_ id: TaskID) async {
+    let partial = records[id]?.partialFile
+    if let download = running[id] {
+      // Forget it first, so that its ending does not bring it back; then wait for it to end, so
+      // that nothing it writes outlives the deletion below.
+      records[id] = nil
+      await download.pause()
+      await runs[id]?.value
+    }
+    if let partial { try? FileManager.default.removeItem(atPath: partial) }
+    records[id] = nil
+    order.removeAll { $0 == id }
+    try? FileManager.default.removeItem(at: stateFile(id))
+    save()
+    fill()
+  }
+
+  /// The sum of the bytes and of the known lengths of a group's members.
+  public func progress(ofGroup group: String) -> (bytes: Int64, expected: Int64?) {
+    let members = order.compactMap { records[$0] }.filter { $0.group == group }
+    let bytes = members.reduce(0) { $0 + $1.bytes }
+    let lengths = members.map(\.expected)
+    let expected = lengths.allSatisfy { $0 != nil } ? lengths.reduce(0) { $0 + ($1 ?? 0) } : nil
+    return (bytes, expected)
+  }
+
+  /// Waits until every member of a group has ended (completed or failed).
+  public func waitForGroup(_ group: String) async {
+    if groupEnded(group) { return }
+    await withCheckedContinuation { groupWaiters[group, default: []].append($0) }
+  }
+
+  /// Waits until no task is queued or running.
+  public func waitUntilIdle() async {
+    while order.contains(where: { records[$0]?.state == .queued || records[$0]?.state == .running })
+    {
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+  }
+
+  // MARK: Running
+
+  private func stateFile(_ id: TaskID) -> URL {
+    stateDirectory.appendingPathComponent("\(id).resumedata")
+  }
+
+  private func start(_ id: TaskID) {
+    guard let record = records[id], let url = URL(string: record.url) else { return }
+    var configuration = configuration
+    configuration.stateFile = stateFile(id)
+    let destination = URL(fileURLWithPath: record.destination)
+    let download: Download
+    do {
+      if let saved = try? Data(contentsOf: stateFile(id)) {
+        download = try Download(
+          resumeData: saved, destination: destination, configuration: configuration)
+      } else {
+        download = try Download(url: url, destination: destination, configuration: configuration)
+      }
+    } catch {
+      finished(id, .failed(error, resumeData: nil))
+      return
+    }
+    running[id] = download
+    records[id]?.state = .running
+    records[id]?.partialFile = download.partialFile.path
+    save()
+    Task {
+      for await event in download.events { self.forward(id, event) }
+    }
+    runs[id] = Task {
+      let result = await download.run()
+      self.finished(id, result)
+    }
+  }
+
+  private func forward(_ id: TaskID, _ event: DownloadEvent) {
+    if case .progress(let progress) = event {
+      records[id]?.bytes = progress.bytes
+      records[id]?.expected = progress.expected
+    }
+    eventSink.yield(.task(id, event))
+  }
+
+  private func finished(_ id: TaskID, _ result: DownloadResult) {
+    running[id] = nil
+    runs[id] = nil
+    guard records[id] != nil else {
+      fill()
+      return
+    }
+    switch result {
+    case .completed(_, let digest):
+      records[id]?.state = .completed
+      records[id]?.detail = digest
+      if let path = records[id]?.destination,
+        let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber
+      {
+        records[id]?.bytes = size.int64Value
+        records[id]?.expected = size.int64Value
+      }
+    case .paused:
+      records[id]?.state = .paused
+    case .failed(let error, _):
+      records[id]?.state = .failed
+      records[id]?.detail = error.description
+    }
+    save()
+    if let group = records[id]?.group, groupEnded(group) {
+      let members = order.compactMap { records[$0] }.filter { $0.group == group }
+      eventSink.yield(
+        .groupFinished(
+          group, completed: members.filter { $0.state == .completed }.count,
+          failed: members.filter { $0.state == .failed }.count))
+      for waiter in groupWaiters.removeValue(forKey: group) ?? [] { waiter.resume() }
+    }
+    fill()
+  }
+
+  private func groupEnded(_ group: String) -> Bool {
+    order.compactMap { records[$0] }.filter { $0.group == group }.allSatisfy {
+      $0.state == .completed || $0.state == .failed
+    }
+  }
+
+  /// Writes the task list atomically.
+  private func save() {
+    let list = order.compactMap { records[$0] }
+    guard let data = try? JSONEncoder().encode(list) else { return }
+    try? data.write(to: stateDirectory.appendingPathComponent("tasks.json"), options: .atomic)
+  }
+}
