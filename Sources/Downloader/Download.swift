@@ -317,7 +317,11 @@ public actor Download {
   // MARK: Endings
 
   private func finish(_ file: PartialFile) -> DownloadResult {
-    if let total, file.length != total {
+    let ownRange = currentRequest.headerFields.contains {
+      $0.name.caseInsensitiveCompare("Range") == .orderedSame
+    }
+    // A request for part of a resource ends short of its total by design.
+    if let total, !ownRange, file.length != total {
       return failed(
         DownloadError(.badPartialResponse, "the file has \(file.length) bytes, not \(total)"))
     }

@@ -125,12 +125,16 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
       return
     }
     let decision = judge(http)
+    let encoding = header(http, "Content-Encoding")?.lowercased()
+    // libcurl decodes an encoded body, so its Content-Length is not the number of bytes written.
+    let plain = encoding == nil || encoding == "identity"
     state.withLock { state in
       state.learned.status = http.statusCode
       if http.statusCode == 200 || http.statusCode == 206 {
         state.learned.entityTag = header(http, "ETag")
         state.learned.lastModified = header(http, "Last-Modified")
-        state.learned.bodyExpected = header(http, "Content-Length").flatMap { Int64($0) }
+        state.learned.bodyExpected =
+          plain ? header(http, "Content-Length").flatMap { Int64($0) } : nil
       }
       if let total = decision.total { state.learned.total = total }
       if let url = http.url { state.learned.url = url }
