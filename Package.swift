@@ -53,6 +53,11 @@ let package = Package(
       name: "TestSupport",
       path: "Tests/TestSupport"
     ),
+    // A loopback HTTP/1.1 server with injectable faults, for tests of code that downloads.
+    .target(
+      name: "TestHTTPServer",
+      path: "Tests/TestHTTPServer"
+    ),
     .testTarget(
       name: "PropertyListTests",
       dependencies: ["TestSupport", "PropertyList"],
