@@ -77,6 +77,10 @@ let package = Package(
       name: "ResumeDataCLITests",
       dependencies: ["TestSupport", "ResumeDataCLI", "PropertyList", "KeyedArchive", "ResumeData"]
     ),
+    .testTarget(
+      name: "TestHTTPServerTests",
+      dependencies: ["TestHTTPServer"]
+    ),
   ],
   swiftLanguageModes: [.v6]
 )
