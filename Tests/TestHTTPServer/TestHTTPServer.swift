@@ -21,7 +21,8 @@ public final class TestHTTPServer: Sendable {
     /// Connections served at once; a connection beyond this gets 503 and is closed.
     public var maxConnections: Int
     /// How long a connection may sit without sending a full request head (SO_RCVTIMEO), and how
-    /// long a write may block on a client that reads nothing (SO_SNDTIMEO), before it is closed.
+    /// long a write may block on a client that reads nothing (SO_SNDTIMEO), before it is closed;
+    /// zero means no limit.
     public var idleTimeout: Duration
     /// How long a ``Fault/stall(afterBytes:)`` keeps its connection open before closing it.
     public var stallTimeout: Duration
