@@ -69,6 +69,11 @@ let package = Package(
       name: "TestSupport",
       path: "Tests/TestSupport"
     ),
+    // A loopback HTTP/1.1 server with injectable faults, for tests of code that downloads.
+    .target(
+      name: "TestHTTPServer",
+      path: "Tests/TestHTTPServer"
+    ),
     .testTarget(
       name: "DownloaderTests",
       dependencies: ["TestSupport", "Downloader"]
@@ -92,6 +97,10 @@ let package = Package(
       name: "ResumeDataCLITests",
       dependencies: ["TestSupport", "ResumeDataCLI", "PropertyList", "KeyedArchive", "ResumeData"],
       exclude: ["Snapshots"]
+    ),
+    .testTarget(
+      name: "TestHTTPServerTests",
+      dependencies: ["TestHTTPServer"]
     ),
   ],
   swiftLanguageModes: [.v6]
