@@ -76,7 +76,9 @@ let package = Package(
     ),
     .testTarget(
       name: "DownloaderTests",
-      dependencies: ["TestSupport", "Downloader"]
+      dependencies: [
+        "TestSupport", "TestHTTPServer", "Downloader", "ResumeData", "KeyedArchive", "PropertyList",
+      ]
     ),
     .testTarget(
       name: "PropertyListTests",

@@ -230,7 +230,7 @@ public actor Download {
 
   private func learn(_ learned: Transfer.Learned) {
     if let url = learned.url { currentRequest.url = url.absoluteString }
-    if learned.status == 200 || learned.status == 206 {
+    if learned.wrote {
       entityTag = learned.entityTag
       lastModified = learned.lastModified
     }

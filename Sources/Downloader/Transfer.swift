@@ -46,6 +46,8 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     var bodyExpected: Int64?
     var bodyReceived: Int64 = 0
     var restartReason: String?
+    /// Whether the body went into the file (then the validators above describe it).
+    var wrote = false
   }
 
   private struct State {
@@ -130,7 +132,9 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     let plain = encoding == nil || encoding == "identity"
     state.withLock { state in
       state.learned.status = http.statusCode
-      if http.statusCode == 200 || http.statusCode == 206 {
+      // Only a body that goes into the file says what the file is.
+      if case .write = decision.action {
+        state.learned.wrote = true
         state.learned.entityTag = header(http, "ETag")
         state.learned.lastModified = header(http, "Last-Modified")
         state.learned.bodyExpected =
@@ -257,6 +261,19 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     case 200:
       let total = header(response, "Content-Length").flatMap { Int64($0) }
       guard expectation.offset > 0 else { return (.write(restart: nil), encoded ? nil : total) }
+      // A new version of the file carries a validator; a page without one (a portal, a proxy's
+      // error) is not taken for the file, and the partial file stays as it is.
+      guard header(response, "ETag") != nil || header(response, "Last-Modified") != nil else {
+        return (
+          .end(
+            .failed(
+              DownloadError(
+                .badPartialResponse,
+                "the server answered 200 without an ETag or Last-Modified: not taken for the file"))
+          ),
+          nil
+        )
+      }
       let reason =
         expectation.sentRange
         ? "the server sent the whole file (200) instead of the rest: it changed, or ignores ranges"

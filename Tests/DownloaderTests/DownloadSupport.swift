@@ -1,0 +1,89 @@
+import Downloader
+import Foundation
+import TestHTTPServer
+
+/// The file every download test fetches: 3 MB of a repeatable pattern, so a splice anywhere shows.
+let sourceBytes: Data = {
+  var generator = UInt64(0x9E37_79B9_7F4A_7C15)
+  var bytes = [UInt8]()
+  bytes.reserveCapacity(3_000_000)
+  for _ in 0..<3_000_000 {
+    generator ^= generator << 13
+    generator ^= generator >> 7
+    generator ^= generator << 17
+    bytes.append(UInt8(truncatingIfNeeded: generator))
+  }
+  return Data(bytes)
+}()
+
+/// A different file of the same size (the server's file replaced in place).
+let replacedBytes = Data(sourceBytes.reversed())
+
+let sourceTag = "\"v1\""
+let sourceModified = "Sun, 06 Nov 1994 08:49:37 GMT"
+
+func sha256(_ data: Data) -> String {
+  (try? StreamingDigest.digest(.sha256, of: data).hexString) ?? ""
+}
+
+/// A server holding the source at `/file`.
+func sourceServer() throws -> TestHTTPServer {
+  let server = try TestHTTPServer()
+  server.serve(path: "/file", body: sourceBytes, etag: sourceTag, lastModified: sourceModified)
+  return server
+}
+
+/// A fresh directory for one test's partial files and outputs, removed by `remove()`.
+struct Scratch {
+  let url: URL
+
+  init() throws {
+    url = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "downloader-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+  }
+
+  func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+  func remove() { try? FileManager.default.removeItem(at: url) }
+
+  /// A configuration whose retries and stall detection are quick, for tests.
+  func configuration() -> DownloadConfiguration {
+    var configuration = DownloadConfiguration(temporaryDirectory: url.appendingPathComponent("tmp"))
+    configuration.retry = RetryPolicy(
+      maximumAttempts: 4, baseDelay: .milliseconds(10), maximumDelay: .milliseconds(50), jitter: 0)
+    configuration.stallTimeout = .seconds(1)
+    return configuration
+  }
+}
+
+/// Runs a download to its end, collecting its events.
+func runCollecting(_ download: Download) async -> (DownloadResult, [DownloadEvent]) {
+  let collector = Task {
+    var events = [DownloadEvent]()
+    for await event in download.events { events.append(event) }
+    return events
+  }
+  let result = await download.run()
+  return (result, await collector.value)
+}
+
+/// The events without progress reports (whose number depends on timing).
+func milestones(_ events: [DownloadEvent]) -> [DownloadEvent] {
+  events.filter {
+    if case .progress = $0 { return false }
+    return true
+  }
+}
+
+/// Pauses a download once its partial file holds at least `bytes`.
+func pause(_ download: Download, after bytes: Int64) async {
+  while true {
+    let size =
+      (try? FileManager.default.attributesOfItem(atPath: download.partialFile.path))?[.size]
+      as? NSNumber
+    if let size, size.int64Value >= bytes { break }
+    try? await Task.sleep(for: .milliseconds(5))
+  }
+  await download.pause()
+}

@@ -1,0 +1,297 @@
+import Downloader
+import Foundation
+import KeyedArchive
+import ResumeData
+import TestHTTPServer
+import Testing
+
+/// A server fault schedule, and what the download must do with it.
+struct FaultCase: Sendable, CustomTestStringConvertible {
+  let name: String
+  let steps: [FaultStep]
+  /// The Range header of each request, in order.
+  let ranges: [String?]
+  /// The events other than progress, `completed` excluded (checked on its own).
+  let events: [DownloadEvent]
+  var testDescription: String { name }
+}
+
+let faultCases = [
+  FaultCase(name: "no fault", steps: [], ranges: [nil], events: [.started]),
+  FaultCase(
+    name: "connection closed after 1 MB: resumed from there",
+    steps: [.once(.closeAfter(bytes: 1_000_000))], ranges: [nil, "bytes=1000000-"],
+    events: [.started, .resumed(offset: 1_000_000)]),
+  FaultCase(
+    name: "a stall: detected, then resumed",
+    steps: [.once(.stall(afterBytes: 1_000_000))], ranges: [nil, "bytes=1000000-"],
+    events: [.started, .resumed(offset: 1_000_000)]),
+  FaultCase(
+    name: "the server ignores the range (200): started over",
+    steps: [.once(.closeAfter(bytes: 1_000_000)), .once(.ignoreRange)],
+    ranges: [nil, "bytes=1000000-"],
+    events: [
+      .started, .resumed(offset: 1_000_000),
+      .restarted(
+        reason:
+          "the server sent the whole file (200) instead of the rest: it changed, or ignores ranges"
+      ),
+    ]),
+  FaultCase(
+    name: "a 206 from the wrong offset: never appended, started over",
+    steps: [.once(.closeAfter(bytes: 1_000_000)), .once(.wrongContentRangeStart(delta: -7))],
+    ranges: [nil, "bytes=1000000-", nil],
+    events: [
+      .started, .resumed(offset: 1_000_000),
+      .restarted(reason: "the server sent bytes from 999993, not from 1000000"), .started,
+    ]),
+  FaultCase(
+    name: "a 206 with another total: never appended, started over",
+    steps: [.once(.closeAfter(bytes: 1_000_000)), .once(.wrongContentRangeTotal(delta: 5))],
+    ranges: [nil, "bytes=1000000-", nil],
+    events: [
+      .started, .resumed(offset: 1_000_000),
+      .restarted(reason: "the file is now 3000005 bytes long, not 3000000"), .started,
+    ]),
+  FaultCase(
+    name: "a 503, then the file",
+    steps: [.once(.status(503, body: Data("busy".utf8)))], ranges: [nil, nil],
+    events: [.started, .started]),
+  FaultCase(
+    name: "a 500 after 1 MB was kept: resumed",
+    steps: [.once(.closeAfter(bytes: 1_000_000)), .once(.status(500, body: Data("<h1>".utf8)))],
+    ranges: [nil, "bytes=1000000-", "bytes=1000000-"],
+    events: [.started, .resumed(offset: 1_000_000), .resumed(offset: 1_000_000)]),
+  FaultCase(
+    name: "a trickle arrives whole",
+    steps: [.once(.trickle(bytesPerChunk: 300_000, interval: .milliseconds(5)))],
+    ranges: [nil], events: [.started]),
+]
+
+@Suite("Downloads against a loopback server")
+struct DownloadTests {
+  @Test("Every fault ends in the source's exact bytes", arguments: faultCases)
+  func faults(_ fault: FaultCase) async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    server.scheduleFaults(path: "/file", fault.steps)
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let destination = scratch.file("out.bin")
+    let download = try Download(
+      url: server.baseURL.appendingPathComponent("file"), destination: destination,
+      configuration: scratch.configuration())
+    let (result, events) = await runCollecting(download)
+    #expect(result == .completed(file: destination, digest: sha256(sourceBytes)))
+    #expect(try Data(contentsOf: destination) == sourceBytes)
+    #expect(
+      milestones(events)
+        == fault.events + [.completed(file: destination, digest: sha256(sourceBytes))])
+    let requests = server.requests(path: "/file")
+    #expect(requests.map { $0.header("Range") } == fault.ranges)
+    #expect(requests.allSatisfy { $0.header("Accept-Encoding") == "identity" })
+    // Every continuation is conditional on the file being the one already on disk.
+    #expect(requests.allSatisfy { ($0.header("Range") == nil) == ($0.header("If-Range") == nil) })
+    #expect(requests.compactMap { $0.header("If-Range") }.allSatisfy { $0 == sourceTag })
+    #expect(!FileManager.default.fileExists(atPath: download.partialFile.path))
+  }
+
+  @Test("A 404 fails without retrying, and the error page is not written")
+  func notFound() async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    server.setFaults(path: "/file", [.status(404, body: Data("<h1>gone</h1>".utf8))])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let download = try Download(
+      url: server.baseURL.appendingPathComponent("file"), destination: scratch.file("out"),
+      configuration: scratch.configuration())
+    let (result, _) = await runCollecting(download)
+    guard case .failed(let error, _) = result else {
+      Issue.record("expected a failure, got \(result)")
+      return
+    }
+    #expect(error.code == .httpStatus)
+    #expect(error.status == 404)
+    #expect(server.requests(path: "/file").count == 1)
+    #expect(try Data(contentsOf: download.partialFile).isEmpty)
+    #expect(!FileManager.default.fileExists(atPath: scratch.file("out").path))
+  }
+
+  @Test("A 200 page without a validator in reply to a resume keeps the partial file")
+  func errorPage() async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    server.scheduleFaults(
+      path: "/file",
+      [
+        .once(.closeAfter(bytes: 1_000_000)),
+        .always(.status(200, body: Data("<p>portal</p>".utf8))),
+      ])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let download = try Download(
+      url: server.baseURL.appendingPathComponent("file"), destination: scratch.file("out"),
+      configuration: scratch.configuration())
+    let (result, _) = await runCollecting(download)
+    guard case .failed(let error, let resumeData?) = result else {
+      Issue.record("expected a failure with resume data, got \(result)")
+      return
+    }
+    #expect(error.code == .badPartialResponse)
+    #expect(try Data(contentsOf: download.partialFile) == sourceBytes.prefix(1_000_000))
+    let blob = try ResumeData(decoding: resumeData)
+    #expect(blob.bytesReceived == 1_000_000)
+    #expect(blob.entityTag == sourceTag)
+  }
+
+  @Test("Pause writes resume data in Apple's layout, and resuming from it finishes the file")
+  func pauseAndResume() async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    server.setFaults(path: "/file", [.trickle(bytesPerChunk: 65_536, interval: .milliseconds(10))])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var configuration = scratch.configuration()
+    configuration.stateFile = scratch.file("state.resumedata")
+    let url = server.baseURL.appendingPathComponent("file")
+    let first = try Download(
+      url: url, destination: scratch.file("out"), configuration: configuration)
+    async let paused = runCollecting(first)
+    await pause(first, after: 500_000)
+    let (result, _) = await paused
+    guard case .paused(let resumeData) = result else {
+      Issue.record("expected a pause, got \(result)")
+      return
+    }
+    #expect(try Data(contentsOf: scratch.file("state.resumedata")) == resumeData)
+    let blob = try ResumeData(decoding: resumeData)
+    let onDisk = try Data(contentsOf: first.partialFile)
+    #expect(blob.generation == .keyed)
+    #expect(blob.infoVersion == 5)
+    #expect(blob.bytesReceived == Int64(onDisk.count))
+    #expect(onDisk == sourceBytes.prefix(onDisk.count))
+    #expect(blob.entityTag == sourceTag)
+    #expect(blob.serverDownloadDate == sourceModified)
+    #expect(blob.tempFileName == first.partialFile.lastPathComponent)
+    #expect(blob.downloadURL == url.absoluteString)
+    #expect(blob.currentRequest?.url == url.absoluteString)
+    #expect(blob.originalRequest?.url == url.absoluteString)
+    #expect(blob.findings().filter { $0.severity == .error } == [])
+
+    server.setFaults(path: "/file", [])
+    let second = try Download(
+      resumeData: resumeData, destination: scratch.file("out"), configuration: configuration)
+    let (finished, events) = await runCollecting(second)
+    #expect(finished == .completed(file: scratch.file("out"), digest: sha256(sourceBytes)))
+    #expect(milestones(events).first == .resumed(offset: Int64(onDisk.count)))
+    #expect(server.requests(path: "/file").last?.header("Range") == "bytes=\(onDisk.count)-")
+    #expect(!FileManager.default.fileExists(atPath: scratch.file("state.resumedata").path))
+  }
+
+  @Test("A file replaced with one of the same size is started over, never spliced")
+  func replacedFile() async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    server.setFaults(path: "/file", [.trickle(bytesPerChunk: 65_536, interval: .milliseconds(10))])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let configuration = scratch.configuration()
+    let first = try Download(
+      url: server.baseURL.appendingPathComponent("file"), destination: scratch.file("out"),
+      configuration: configuration)
+    async let paused = runCollecting(first)
+    await pause(first, after: 300_000)
+    guard case (.paused(let resumeData), _) = await paused else {
+      Issue.record("expected a pause")
+      return
+    }
+    server.setFaults(path: "/file", [])
+    server.serve(
+      path: "/file", body: replacedBytes, etag: "\"v2\"",
+      lastModified: "Mon, 07 Nov 1994 08:49:37 GMT")
+    let second = try Download(
+      resumeData: resumeData, destination: scratch.file("out"), configuration: configuration)
+    let (result, events) = await runCollecting(second)
+    #expect(result == .completed(file: scratch.file("out"), digest: sha256(replacedBytes)))
+    #expect(try Data(contentsOf: scratch.file("out")) == replacedBytes)
+    #expect(milestones(events).contains { if case .restarted = $0 { true } else { false } })
+    #expect(server.requests(path: "/file").last?.header("If-Range") == sourceTag)
+  }
+
+  @Test("A partial file that is already whole completes on the server's 416")
+  func alreadyComplete() async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let configuration = scratch.configuration()
+    try FileManager.default.createDirectory(
+      at: configuration.temporaryDirectory, withIntermediateDirectories: true)
+    try sourceBytes.write(to: configuration.temporaryDirectory.appendingPathComponent("whole.tmp"))
+    let url = server.baseURL.appendingPathComponent("file").absoluteString
+    let blob = try ResumeData(
+      building: [
+        ResumeDataKey.downloadURL: .string(url),
+        ResumeDataKey.bytesReceived: .integer(.init(sourceBytes.count)),
+        ResumeDataKey.entityTag: .string(sourceTag),
+        ResumeDataKey.tempFileName: .string("whole.tmp"),
+      ], as: .v2)
+    let download = try Download(
+      resumeData: try blob.encoded(), destination: scratch.file("out"), configuration: configuration
+    )
+    let (result, _) = await runCollecting(download)
+    #expect(result == .completed(file: scratch.file("out"), digest: sha256(sourceBytes)))
+    let requests = server.requests(path: "/file")
+    #expect(requests.map(\.status) == [416])
+    #expect(requests.first?.header("Range") == "bytes=3000000-")
+  }
+
+  @Test("A digest that does not match fails and keeps the resume data")
+  func digestMismatch() async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var configuration = scratch.configuration()
+    configuration.expectedDigest = String(repeating: "0", count: 64)
+    let download = try Download(
+      url: server.baseURL.appendingPathComponent("file"), destination: scratch.file("out"),
+      configuration: configuration)
+    let (result, _) = await runCollecting(download)
+    guard case .failed(let error, let resumeData) = result else {
+      Issue.record("expected a failure, got \(result)")
+      return
+    }
+    #expect(error.code == .digestMismatch)
+    #expect(resumeData != nil)
+    #expect(!FileManager.default.fileExists(atPath: scratch.file("out").path))
+  }
+
+  @Test("Redirects: followed and reported; credentials dropped across hosts, kept on the same host")
+  func redirects() async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    let crossHost = server.localhostBaseURL.appendingPathComponent("file").absoluteString
+    let sameHost = server.baseURL.appendingPathComponent("file").absoluteString
+    server.setFaults(path: "/cross", [.redirect(to: crossHost, status: 302)])
+    server.setFaults(path: "/same", [.redirect(to: sameHost, status: 301)])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var configuration = scratch.configuration()
+    configuration.headers = [("Authorization", "Bearer secret"), ("Cookie", "session=1")]
+    for (path, target, keeps) in [("cross", crossHost, false), ("same", sameHost, true)] {
+      server.clearRequests()
+      let download = try Download(
+        url: server.baseURL.appendingPathComponent(path), destination: scratch.file(path),
+        configuration: configuration)
+      let (result, events) = await runCollecting(download)
+      #expect(result == .completed(file: scratch.file(path), digest: sha256(sourceBytes)))
+      #expect(milestones(events).contains(.redirected(URL(string: target)!)))
+      let final = server.requests(path: "/file").last
+      #expect(final?.hasHeader("Authorization") == keeps, "\(path)")
+      #expect(final?.hasHeader("Cookie") == keeps, "\(path)")
+      #expect(server.requests(path: "/\(path)").first?.header("Authorization") == "Bearer secret")
+    }
+  }
+}
