@@ -63,6 +63,20 @@ let faultCases = [
     ranges: [nil, "bytes=1000000-", "bytes=1000000-"],
     events: [.started, .resumed(offset: 1_000_000), .resumed(offset: 1_000_000)]),
   FaultCase(
+    name: "a compressed answer despite identity: decoded, whole",
+    steps: [.once(.gzip)], ranges: [nil], events: [.started]),
+  FaultCase(
+    name: "a compressed answer to a resume (weak ETag): started over, decoded",
+    steps: [.once(.closeAfter(bytes: 1_000_000)), .once(.gzip)],
+    ranges: [nil, "bytes=1000000-"],
+    events: [
+      .started, .resumed(offset: 1_000_000),
+      .restarted(
+        reason:
+          "the server sent the whole file (200) instead of the rest: it changed, or ignores ranges"
+      ),
+    ]),
+  FaultCase(
     name: "a trickle arrives whole",
     steps: [.once(.trickle(bytesPerChunk: 300_000, interval: .milliseconds(5)))],
     ranges: [nil], events: [.started]),
