@@ -112,7 +112,8 @@ public actor DownloadManager {
     }
   }
 
-  /// Adds a download, or returns the task that already fetches the same URL to the same place.
+  /// Adds a download, or returns the task that already fetches (or fetched) the same URL to the
+  /// same place: a duplicate is never started twice.
   ///
   /// - Returns: the task's identifier.
   @discardableResult
@@ -120,7 +121,6 @@ public actor DownloadManager {
     let destinationPath = destination.standardizedFileURL.path
     if let existing = order.first(where: {
       records[$0]?.url == url.absoluteString && records[$0]?.destination == destinationPath
-        && records[$0]?.state != .completed
     }) {
       return existing
     }

@@ -1,0 +1,142 @@
+import Downloader
+import Foundation
+import TestHTTPServer
+import Testing
+
+@Suite("Download manager")
+struct ManagerTests {
+  /// A server with `count` files at `/f0`, `/f1`, …, each the source reversed at a different place.
+  func servers(files count: Int) throws -> (TestHTTPServer, [Data]) {
+    let server = try TestHTTPServer()
+    var bodies = [Data]()
+    for index in 0..<count {
+      let body = sourceBytes.prefix(200_000 + index * 1_000)
+      bodies.append(body)
+      server.serve(path: "/f\(index)", body: body, etag: "\"f\(index)\"")
+    }
+    return (server, bodies)
+  }
+
+  /// Waits until a task's partial file holds at least `bytes`.
+  func waitForPartial(_ manager: DownloadManager, _ id: String, _ bytes: Int64) async throws {
+    while true {
+      if let path = await manager.tasks().first(where: { $0.id == id })?.partialFile,
+        let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber,
+        size.int64Value >= bytes
+      {
+        return
+      }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+  }
+
+  @Test("A group of downloads runs two at a time, finishes whole, and reports its end once")
+  func group() async throws {
+    let (server, bodies) = try servers(files: 5)
+    defer { server.stop() }
+    for index in 0..<5 {
+      server.setFaults(
+        path: "/f\(index)", [.trickle(bytesPerChunk: 20_000, interval: .milliseconds(10))])
+    }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let manager = try DownloadManager(
+      stateDirectory: scratch.file("state"), maximumConcurrent: 2,
+      configuration: scratch.configuration())
+    let ends = Task {
+      var groupEnds = [DownloadManager.Event]()
+      for await event in manager.events {
+        if case .groupFinished = event { groupEnds.append(event) }
+        if groupEnds.count == 1 { break }
+      }
+      return groupEnds
+    }
+    var ids = [String]()
+    for index in 0..<5 {
+      ids.append(
+        await manager.add(
+          server.baseURL.appendingPathComponent("f\(index)"),
+          destination: scratch.file("out\(index)"),
+          group: "batch"))
+    }
+    // The same URL to the same place is the same task.
+    let again = await manager.add(
+      server.baseURL.appendingPathComponent("f0"), destination: scratch.file("out0"), group: "batch"
+    )
+    #expect(again == ids[0])
+    let running = await manager.tasks().filter { $0.state == .running }.count
+    #expect(running == 2)
+    await manager.waitForGroup("batch")
+    #expect(await ends.value == [.groupFinished("batch", completed: 5, failed: 0)])
+    for index in 0..<5 {
+      #expect(try Data(contentsOf: scratch.file("out\(index)")) == bodies[index])
+    }
+    let progress = await manager.progress(ofGroup: "batch")
+    let total = Int64(bodies.reduce(0) { $0 + $1.count })
+    #expect(progress.bytes == total)
+    #expect(progress.expected == total)
+    #expect(server.requests.count == 5)
+  }
+
+  @Test("The task list survives the manager: a new one on the same directory continues")
+  func restore() async throws {
+    let (server, bodies) = try servers(files: 2)
+    defer { server.stop() }
+    server.setFaults(path: "/f0", [.trickle(bytesPerChunk: 5_000, interval: .milliseconds(10))])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let state = scratch.file("state")
+    let first = try DownloadManager(
+      stateDirectory: state, maximumConcurrent: 1, configuration: scratch.configuration())
+    let id = await first.add(
+      server.baseURL.appendingPathComponent("f0"), destination: scratch.file("out0"))
+    let queued = await first.add(
+      server.baseURL.appendingPathComponent("f1"), destination: scratch.file("out1"))
+    // Let some bytes arrive, then pause: the state directory holds the rest.
+    try await waitForPartial(first, id, 40_000)
+    await first.pause(id)
+    await first.pause(queued)
+    while await first.tasks().contains(where: { $0.state == .running }) {
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    #expect(await first.tasks().map(\.state) == [.paused, .paused])
+
+    server.setFaults(path: "/f0", [])
+    let second = try DownloadManager(
+      stateDirectory: state, maximumConcurrent: 2, configuration: scratch.configuration())
+    #expect(await second.tasks().map(\.id) == [id, queued])
+    await second.resume(id)
+    await second.resume(queued)
+    await second.waitUntilIdle()
+    #expect(await second.tasks().map(\.state) == [.completed, .completed])
+    #expect(try Data(contentsOf: scratch.file("out0")) == bodies[0])
+    #expect(try Data(contentsOf: scratch.file("out1")) == bodies[1])
+    // The first file continued from where it was paused.
+    let ranges = server.requests(path: "/f0").map { $0.header("Range") }
+    #expect(ranges.count == 2)
+    #expect(ranges.first == .some(nil))
+    #expect(ranges.last??.hasPrefix("bytes=") == true)
+  }
+
+  @Test("Cancelling forgets a task and deletes its partial file and resume data")
+  func cancel() async throws {
+    let (server, _) = try servers(files: 1)
+    defer { server.stop() }
+    server.setFaults(path: "/f0", [.trickle(bytesPerChunk: 5_000, interval: .milliseconds(10))])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let state = scratch.file("state")
+    let manager = try DownloadManager(stateDirectory: state, configuration: scratch.configuration())
+    let id = await manager.add(
+      server.baseURL.appendingPathComponent("f0"), destination: scratch.file("out0"))
+    try await waitForPartial(manager, id, 20_000)
+    let partial = try #require(await manager.tasks().first?.partialFile)
+    await manager.cancel(id)
+    #expect(await manager.tasks().isEmpty)
+    #expect(!FileManager.default.fileExists(atPath: partial))
+    #expect(
+      !FileManager.default.fileExists(atPath: state.appendingPathComponent("\(id).resumedata").path)
+    )
+    #expect(!FileManager.default.fileExists(atPath: scratch.file("out0").path))
+  }
+}
