@@ -97,7 +97,10 @@ let package = Package(
     ),
     .testTarget(
       name: "ResumeDataCLITests",
-      dependencies: ["TestSupport", "ResumeDataCLI", "PropertyList", "KeyedArchive", "ResumeData"],
+      dependencies: [
+        "TestSupport", "TestHTTPServer", "ResumeDataCLI", "PropertyList", "KeyedArchive",
+        "ResumeData",
+      ],
       exclude: ["Snapshots"]
     ),
     .testTarget(

@@ -45,7 +45,8 @@ public actor Download {
   private var file: PartialFile?
   private var transfer: Transfer?
   private var stopRequested = false
-  private var lastPersist = ContinuousClock.now
+  // When the state file was last written, and for how many bytes (nil: not yet by this process).
+  private var lastPersist: (instant: ContinuousClock.Instant, bytes: Int64)?
   private var lastProgress: (instant: ContinuousClock.Instant, bytes: Int64)?
   private var speed = 0.0
 
@@ -176,7 +177,8 @@ public actor Download {
       let transfer = Transfer(
         file: file,
         expectation: .init(offset: offset, sentRange: offset > 0, knownTotal: total),
-        rangeHeaders: rangeHeaders, emit: { [eventSink] in eventSink.yield($0) })
+        rangeHeaders: rangeHeaders, emit: { [eventSink] in eventSink.yield($0) },
+        accept: { learned in await self.accepted(learned) })
       self.transfer = transfer
       let watchdog = Task { await self.watch(transfer) }
       let outcome = await transfer.run(
@@ -228,6 +230,15 @@ public actor Download {
     return nil
   }
 
+  /// A response whose body goes into the file: its validators are recorded, and persisted before
+  /// the first byte is written.
+  private func accepted(_ learned: Transfer.Learned) {
+    learn(learned)
+    guard configuration.stateFile != nil, let file else { return }
+    lastPersist = (.now, file.length)
+    _ = try? persist()
+  }
+
   private func learn(_ learned: Transfer.Learned) {
     if let url = learned.url { currentRequest.url = url.absoluteString }
     if learned.wrote {
@@ -262,8 +273,14 @@ public actor Download {
       }
       if let learned = transfer.learned.total { total = learned }
       reportProgress(now)
-      if configuration.stateFile != nil, now - lastPersist >= configuration.persistInterval {
-        lastPersist = now
+      // The first bytes are persisted at once (a kill a moment later still resumes), then the
+      // state file follows every persist interval while bytes arrive.
+      if configuration.stateFile != nil, let file, file.length > 0,
+        lastPersist.map({
+          now - $0.instant >= configuration.persistInterval && $0.bytes != file.length
+        }) ?? true
+      {
+        lastPersist = (now, file.length)
         _ = try? persist()
       }
     }

@@ -62,18 +62,22 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   private let file: PartialFile
   private let expectation: Expectation
   private let emit: @Sendable (DownloadEvent) -> Void
+  // Told what the response says before its body is let in (the download persists it first).
+  private let accept: @Sendable (Learned) async -> Void
   private let state = Mutex(State())
   // The Range and If-Range sent, carried over every redirect.
   private let rangeHeaders: [(String, String)]
 
   init(
     file: PartialFile, expectation: Expectation, rangeHeaders: [(String, String)],
-    emit: @escaping @Sendable (DownloadEvent) -> Void
+    emit: @escaping @Sendable (DownloadEvent) -> Void,
+    accept: @escaping @Sendable (Learned) async -> Void
   ) {
     self.file = file
     self.expectation = expectation
     self.rangeHeaders = rangeHeaders
     self.emit = emit
+    self.accept = accept
   }
 
   /// What the responses told so far.
@@ -157,7 +161,15 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         emit(.restarted(reason: restartReason))
       }
       state.withLock { $0.writing = true }
-      completionHandler(.allow)
+      // The body is let in only once the download has recorded the validators it belongs to, so
+      // that a process killed at any later instant leaves resume data that can continue it.
+      let learned = learned
+      let allow = Handler(completionHandler)
+      let accept = accept
+      Task {
+        await accept(learned)
+        allow.call(.allow)
+      }
     case .end(let outcome):
       finish(outcome)
       completionHandler(.cancel)
@@ -309,6 +321,20 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   private static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
     lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
       && lhs.host?.lowercased() == rhs.host?.lowercased() && lhs.port == rhs.port
+  }
+}
+
+/// URLSession's completion handler, called from the task that decides (URLSession calls it on
+/// its own terms; it is not marked Sendable by the SDK).
+private final class Handler: @unchecked Sendable {
+  private let body: (URLSession.ResponseDisposition) -> Void
+
+  init(_ body: @escaping (URLSession.ResponseDisposition) -> Void) {
+    self.body = body
+  }
+
+  func call(_ disposition: URLSession.ResponseDisposition) {
+    body(disposition)
   }
 }
 

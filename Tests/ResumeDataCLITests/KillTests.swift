@@ -1,0 +1,82 @@
+import Foundation
+import ResumeData
+import TestHTTPServer
+import Testing
+
+/// 2 MB of a repeatable pattern.
+private let body: Data = {
+  var state: UInt32 = 0x1234_5678
+  return Data(
+    (0..<2_000_000).map { _ in
+      state = state &* 1_664_525 &+ 1_013_904_223
+      return UInt8(truncatingIfNeeded: state >> 24)
+    })
+}()
+
+/// Starts the built executable without waiting for it.
+private func launch(_ arguments: [String]) throws -> Process {
+  let process = Process()
+  process.executableURL = executable
+  process.arguments = arguments
+  process.standardInput = FileHandle.nullDevice
+  process.standardOutput = FileHandle.nullDevice
+  process.standardError = FileHandle.nullDevice
+  try process.run()
+  return process
+}
+
+/// The size of the one partial file in a directory, if there is one.
+private func partialSize(in directory: URL) -> Int64? {
+  let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+  guard let name = names.first(where: { $0.hasPrefix("CFNetworkDownload_") }) else { return nil }
+  let attributes = try? FileManager.default.attributesOfItem(
+    atPath: directory.appendingPathComponent(name).path)
+  return (attributes?[.size] as? NSNumber)?.int64Value
+}
+
+@Suite("resumedata download, killed")
+struct KillTests {
+  @Test(
+    "SIGKILL at any point: the next run continues from what was persisted, byte for byte",
+    arguments: [100_000, 700_000, 1_500_000] as [Int64])
+  func killed(at bytes: Int64) throws {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    server.serve(path: "/file", body: body, etag: "\"k1\"")
+    server.setFaults(path: "/file", [.trickle(bytesPerChunk: 20_000, interval: .milliseconds(10))])
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "resumedata-kill-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appendingPathComponent("out.bin").path
+    let arguments = [
+      "download", server.baseURL.appendingPathComponent("file").absoluteString, "-o", output,
+      "--state-dir", directory.path,
+    ]
+    let first = try launch(arguments)
+    // Bounded: the trickle delivers 2 MB in about a second.
+    let deadline = Date().addingTimeInterval(20)
+    while (partialSize(in: directory) ?? 0) < bytes, first.isRunning, Date() < deadline {
+      usleep(2_000)
+    }
+    kill(first.processIdentifier, SIGKILL)
+    first.waitUntilExit()
+    #expect(first.terminationReason == .uncaughtSignal)
+    let kept = try #require(partialSize(in: directory))
+    #expect(kept >= bytes)
+    #expect(!FileManager.default.fileExists(atPath: output))
+    let state = try ResumeData(
+      decoding: try Data(contentsOf: directory.appendingPathComponent("out.bin.resumedata")))
+    #expect((state.bytesReceived ?? -1) <= kept)
+
+    server.setFaults(path: "/file", [])
+    let second = try launch(arguments)
+    second.waitUntilExit()
+    #expect(second.terminationStatus == 0)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == body)
+    let last = server.requests(path: "/file").last
+    #expect(last?.header("Range") == "bytes=\(kept)-")
+    #expect(last?.header("If-Range") == "\"k1\"")
+    #expect(partialSize(in: directory) == nil)
+  }
+}
