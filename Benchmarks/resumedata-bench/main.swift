@@ -29,6 +29,8 @@ enum Usage {
                               equivalent dictionary archive.
       resume                  Inspecting a keyed v5 resume blob (outer archive, both
                               request archives, findings), ours vs Foundation.
+      download                The same file fetched by curl and by resumedata download:
+                              wall time, CPU time and peak RSS (see download-bench.sh).
 
     OPTIONS:
       -h, --help              Show help information.
@@ -91,6 +93,8 @@ func runMain(_ arguments: [String]) -> Int32 {
     return ArchiveBenchmark.run(rest)
   case "resume":
     return ResumeBenchmark.run(rest)
+  case "download":
+    return DownloadBenchmark.run(rest)
   default:
     return usageError(
       "unknown subcommand '\(subcommand)'", hint: "resumedata-bench <subcommand> [options]")

@@ -119,6 +119,9 @@ public actor Download {
   /// The partial file.
   public nonisolated var partialFile: URL { partialURL }
 
+  /// Bytes received so far (on disk, or on their way there).
+  public var bytesReceived: Int64 { file?.length ?? 0 }
+
   /// Pauses: the running request is cancelled and `run()` returns `.paused` with resume data.
   public func pause() {
     stopRequested = true

@@ -160,16 +160,21 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         state.withLock { $0.learned.restartReason = restartReason }
         emit(.restarted(reason: restartReason))
       }
-      state.withLock { $0.writing = true }
       // The body is let in only once the download has recorded the validators it belongs to, so
       // that a process killed at any later instant leaves resume data that can continue it.
+      // Foundation on Linux delivers body data before the completion handler below is called,
+      // so holding the handler back would not hold the data back: this (serial) delegate queue
+      // waits instead, and no data callback runs until the state is persisted.
       let learned = learned
-      let allow = Handler(completionHandler)
       let accept = accept
+      let persisted = DispatchSemaphore(value: 0)
       Task {
         await accept(learned)
-        allow.call(.allow)
+        persisted.signal()
       }
+      persisted.wait()
+      state.withLock { $0.writing = true }
+      completionHandler(.allow)
     case .end(let outcome):
       finish(outcome)
       completionHandler(.cancel)
@@ -177,14 +182,16 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   }
 
   func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    // One lock per chunk: this runs for every 16 KiB and must keep up with the network.
     let writing = state.withLock { state -> Bool in
       state.lastByte = .now
-      return state.writing && state.outcome == nil
+      guard state.writing, state.outcome == nil else { return false }
+      state.learned.bodyReceived += Int64(data.count)
+      return true
     }
     guard writing else { return }
     do {
       try file.append(data)
-      state.withLock { $0.learned.bodyReceived += Int64(data.count) }
     } catch {
       finish(.failed(error))
       dataTask.cancel()
@@ -321,20 +328,6 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   private static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
     lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
       && lhs.host?.lowercased() == rhs.host?.lowercased() && lhs.port == rhs.port
-  }
-}
-
-/// URLSession's completion handler, called from the task that decides (URLSession calls it on
-/// its own terms; it is not marked Sendable by the SDK).
-private final class Handler: @unchecked Sendable {
-  private let body: (URLSession.ResponseDisposition) -> Void
-
-  init(_ body: @escaping (URLSession.ResponseDisposition) -> Void) {
-    self.body = body
-  }
-
-  func call(_ disposition: URLSession.ResponseDisposition) {
-    body(disposition)
   }
 }
 

@@ -25,6 +25,8 @@ enum DownloadCommand {
     OPTIONS:
       -o, --output FILE The finished file (required); replaced atomically when complete.
       --sha256 HEX      The SHA-256 the file must have; a mismatch fails (exit status 1).
+      --digest ALG      The digest computed as the file arrives and printed at the end:
+                        sha256 (default), sha1, md5 or none.
       --header 'Name: value'
                         A request header (repeatable).
       --state-dir DIR   Where the partial file and FILE.resumedata are kept while
@@ -67,7 +69,7 @@ enum DownloadCommand {
 
   private static let options: Set<String> = [
     "-o", "--output", "--sha256", "--header", "--state-dir", "--resume-data", "--generation",
-    "--retries", "--stall-timeout", "--temp-dir",
+    "--retries", "--stall-timeout", "--temp-dir", "--digest",
   ]
 
   /// Runs `resumedata download`.
@@ -136,7 +138,20 @@ enum DownloadCommand {
     var configuration = DownloadConfiguration(temporaryDirectory: temporaryDirectory)
     configuration.stateFile = stateDirectory.appendingPathComponent(
       destination.lastPathComponent + ".resumedata")
+    if let name = parsed.value("--digest") {
+      if name == "none" {
+        configuration.digestAlgorithm = nil
+      } else if let algorithm = DigestAlgorithm(rawValue: name) {
+        configuration.digestAlgorithm = algorithm
+      } else {
+        throw .usage("--digest needs sha256, sha1, md5 or none, not '\(name)'")
+      }
+    }
     if let hex = parsed.value("--sha256") {
+      guard configuration.digestAlgorithm == .sha256 else {
+        throw .usage(
+          "--sha256 needs the SHA-256 digest (not --digest \(parsed.value("--digest") ?? ""))")
+      }
       guard hex.count == 64, hex.allSatisfy(\.isHexDigit) else {
         throw .usage("--sha256 needs 64 hexadecimal digits")
       }
@@ -195,7 +210,8 @@ enum DownloadCommand {
     guard let result = outcome.result else { throw CommandError(.failure, "the download ended") }
     switch result {
     case .completed(let file, let digest):
-      streams.print("\(file.path)" + (digest.map { "  sha256 \($0)" } ?? ""))
+      let algorithm = configuration.digestAlgorithm?.rawValue ?? ""
+      streams.print("\(file.path)" + (digest.map { "  \(algorithm) \($0)" } ?? ""))
     case .paused(let data):
       let path = try writeResumeData(data, parsed: parsed, configuration: configuration)
       streams.printError("Paused; resume data: \(path)")

@@ -76,13 +76,11 @@ func milestones(_ events: [DownloadEvent]) -> [DownloadEvent] {
   }
 }
 
-/// Pauses a download once its partial file holds at least `bytes`.
+/// Pauses a download once it has received at least `bytes` (or after 20 s, so a test that goes
+/// wrong ends).
 func pause(_ download: Download, after bytes: Int64) async {
-  while true {
-    let size =
-      (try? FileManager.default.attributesOfItem(atPath: download.partialFile.path))?[.size]
-      as? NSNumber
-    if let size, size.int64Value >= bytes { break }
+  let deadline = ContinuousClock.now + .seconds(20)
+  while await download.bytesReceived < bytes, ContinuousClock.now < deadline {
     try? await Task.sleep(for: .milliseconds(5))
   }
   await download.pause()

@@ -72,10 +72,11 @@ struct InteropTests {
   func ourGenerations(generation: ResumeDataGeneration) async throws {
     let server = try sourceServer()
     defer { server.stop() }
-    server.setFaults(path: "/file", [.trickle(bytesPerChunk: 65_536, interval: .milliseconds(10))])
+    server.setFaults(path: "/file", [.stall(afterBytes: 200_000)])
     let scratch = try Scratch()
     defer { scratch.remove() }
     var configuration = scratch.configuration()
+    configuration.stallTimeout = .seconds(60)
     configuration.resumeDataGeneration = generation
     configuration.headers = [("X-Client", "tests")]
     let url = server.baseURL.appendingPathComponent("file")
@@ -91,6 +92,7 @@ struct InteropTests {
     let size = try Data(contentsOf: first.partialFile).count
     #expect(blob.generation == generation)
     #expect(blob.bytesReceived == Int64(size))
+    #expect(size == 200_000)
     #expect(blob.entityTag == sourceTag)
     #expect(blob.downloadURL == url.absoluteString)
     #expect(blob.currentRequest?.headerValue("X-Client") == "tests")

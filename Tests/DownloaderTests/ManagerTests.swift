@@ -17,16 +17,10 @@ struct ManagerTests {
     return (server, bodies)
   }
 
-  /// Waits until a task's partial file holds at least `bytes`.
-  func waitForPartial(_ manager: DownloadManager, _ id: String, _ bytes: Int64) async throws {
-    while true {
-      if let path = await manager.tasks().first(where: { $0.id == id })?.partialFile,
-        let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber,
-        size.int64Value >= bytes
-      {
-        return
-      }
-      try await Task.sleep(for: .milliseconds(5))
+  /// Waits until a task reports at least `bytes` received (its events are this test's alone).
+  func waitForProgress(_ manager: DownloadManager, _ id: String, _ bytes: Int64) async {
+    for await event in manager.events {
+      if case .task(id, .progress(let progress)) = event, progress.bytes >= bytes { return }
     }
   }
 
@@ -82,18 +76,20 @@ struct ManagerTests {
   func restore() async throws {
     let (server, bodies) = try servers(files: 2)
     defer { server.stop() }
-    server.setFaults(path: "/f0", [.trickle(bytesPerChunk: 5_000, interval: .milliseconds(10))])
+    server.setFaults(path: "/f0", [.stall(afterBytes: 40_000)])
     let scratch = try Scratch()
     defer { scratch.remove() }
     let state = scratch.file("state")
+    var configuration = scratch.configuration()
+    configuration.stallTimeout = .seconds(60)
     let first = try DownloadManager(
-      stateDirectory: state, maximumConcurrent: 1, configuration: scratch.configuration())
+      stateDirectory: state, maximumConcurrent: 1, configuration: configuration)
     let id = await first.add(
       server.baseURL.appendingPathComponent("f0"), destination: scratch.file("out0"))
     let queued = await first.add(
       server.baseURL.appendingPathComponent("f1"), destination: scratch.file("out1"))
     // Let some bytes arrive, then pause: the state directory holds the rest.
-    try await waitForPartial(first, id, 40_000)
+    await waitForProgress(first, id, 40_000)
     await first.pause(id)
     await first.pause(queued)
     while await first.tasks().contains(where: { $0.state == .running }) {
@@ -122,14 +118,16 @@ struct ManagerTests {
   func cancel() async throws {
     let (server, _) = try servers(files: 1)
     defer { server.stop() }
-    server.setFaults(path: "/f0", [.trickle(bytesPerChunk: 5_000, interval: .milliseconds(10))])
+    server.setFaults(path: "/f0", [.stall(afterBytes: 20_000)])
     let scratch = try Scratch()
     defer { scratch.remove() }
     let state = scratch.file("state")
-    let manager = try DownloadManager(stateDirectory: state, configuration: scratch.configuration())
+    var configuration = scratch.configuration()
+    configuration.stallTimeout = .seconds(60)
+    let manager = try DownloadManager(stateDirectory: state, configuration: configuration)
     let id = await manager.add(
       server.baseURL.appendingPathComponent("f0"), destination: scratch.file("out0"))
-    try await waitForPartial(manager, id, 20_000)
+    await waitForProgress(manager, id, 20_000)
     let partial = try #require(await manager.tasks().first?.partialFile)
     await manager.cancel(id)
     #expect(await manager.tasks().isEmpty)
