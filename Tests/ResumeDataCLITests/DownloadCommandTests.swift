@@ -1,0 +1,137 @@
+import Foundation
+import ResumeData
+import TestHTTPServer
+import Testing
+
+/// 300 KB of a repeatable pattern, and its SHA-256.
+private let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
+
+/// A scratch directory for one test.
+private func scratchDirectory() throws -> URL {
+  let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "resumedata-download-\(UUID().uuidString)")
+  try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+  return directory
+}
+
+@Suite("resumedata download, resume, downloads")
+struct DownloadCommandTests {
+  @Test("download: the file, its digest on standard output, exit 0; --sha256 checks it")
+  func download() throws {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    server.serve(path: "/p.bin", body: payload, etag: "\"p1\"")
+    let directory = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appendingPathComponent("p.bin").path
+    let url = server.baseURL.appendingPathComponent("p.bin").absoluteString
+    let (status, stdout, _) = try runExecutable(["download", url, "-o", output])
+    #expect(status == 0)
+    let digest = "5d4c4d52a4a3b0a0a9c1ba8b4fbbb2a9a0d7e1a1f1e2c6b6a3f2d5b3e5b8f0a1"
+    let actual = String(decoding: stdout, as: UTF8.self)
+    #expect(actual.hasPrefix("\(output)  sha256 "))
+    #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == payload)
+    #expect(!FileManager.default.fileExists(atPath: output + ".resumedata"))
+
+    let wrong = try runExecutable(["download", url, "-o", output + ".2", "--sha256", digest])
+    #expect(wrong.0 == 1)
+    #expect(wrong.2.hasPrefix("Error: digest-mismatch: the file's sha256 is "))
+    #expect(wrong.2.contains("(resume data: \(output).2.resumedata)"))
+    #expect(!FileManager.default.fileExists(atPath: output + ".2"))
+  }
+
+  @Test("resume: continues from a v2 blob and its partial file")
+  func resume() throws {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    server.serve(path: "/p.bin", body: payload, etag: "\"p1\"")
+    let directory = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    try payload.prefix(120_000).write(
+      to: directory.appendingPathComponent("CFNetworkDownload_x.tmp"))
+    let blob = try ResumeData(
+      building: [
+        ResumeDataKey.downloadURL: .string(
+          server.baseURL.appendingPathComponent("p.bin").absoluteString),
+        ResumeDataKey.bytesReceived: .integer(.init(120_000)),
+        ResumeDataKey.entityTag: .string("\"p1\""),
+        ResumeDataKey.tempFileName: .string("CFNetworkDownload_x.tmp"),
+      ], as: .v2)
+    let blobPath = directory.appendingPathComponent("blob.plist").path
+    try blob.encoded().write(to: URL(fileURLWithPath: blobPath))
+    let output = directory.appendingPathComponent("out.bin").path
+    let (status, _, error) = try runExecutable(["resume", blobPath, "-o", output])
+    #expect(status == 0)
+    #expect(error.hasPrefix("resuming at byte 120000\n"))
+    #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == payload)
+    #expect(server.requests(path: "/p.bin").map { $0.header("Range") } == ["bytes=120000-"])
+  }
+
+  @Test(
+    "Usage errors exit 64 with the reason",
+    arguments: [
+      (["download"], "Error: download needs one URL"),
+      (
+        ["download", "http://127.0.0.1:9/x"],
+        "Error: -o FILE is required (the download is written to a file)"
+      ),
+      (
+        ["download", "http://127.0.0.1:9/x", "-o", "/tmp/x", "--sha256", "abc"],
+        "Error: --sha256 needs 64 hexadecimal digits"
+      ),
+      (
+        ["download", "ftp://127.0.0.1/x", "-o", "/tmp/x"],
+        "Error: ftp://127.0.0.1/x is not an http or https URL"
+      ),
+      (["downloads", "list"], "Error: downloads needs --state-dir DIR"),
+      (
+        ["downloads", "fly", "--state-dir", "/tmp"],
+        "Error: unknown action 'fly' (list, add, run, pause, resume, cancel)"
+      ),
+    ])
+  func usage(arguments: [String], message: String) throws {
+    let (status, _, error) = try runExecutable(arguments)
+    #expect(status == 64)
+    #expect(error.hasPrefix(message + "\n"))
+  }
+
+  @Test("downloads: add (once per URL and file), list, run")
+  func downloads() throws {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    server.serve(path: "/a.bin", body: payload, etag: "\"a\"")
+    server.serve(path: "/b.bin", body: payload.prefix(1000), etag: "\"b\"")
+    let directory = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let state = directory.appendingPathComponent("state").path
+    func run(_ arguments: [String]) throws -> (Int32, String) {
+      let (status, stdout, _) = try runExecutable(
+        ["downloads"] + arguments + ["--state-dir", state])
+      return (status, String(decoding: stdout, as: UTF8.self))
+    }
+    let a = try run([
+      "add", server.baseURL.appendingPathComponent("a.bin").absoluteString, "-o",
+      directory.appendingPathComponent("a.bin").path, "--group", "g",
+    ])
+    let again = try run([
+      "add", server.baseURL.appendingPathComponent("a.bin").absoluteString, "-o",
+      directory.appendingPathComponent("a.bin").path,
+    ])
+    #expect(a.0 == 0)
+    #expect(again.1 == a.1)
+    _ = try run([
+      "add", server.baseURL.appendingPathComponent("b.bin").absoluteString, "-o",
+      directory.appendingPathComponent("b.bin").path, "--group", "g",
+    ])
+    let listed = try run(["list"])
+    #expect(listed.1.split(separator: "\n").count == 2)
+    #expect(listed.1.contains("queued"))
+    let ran = try run(["run", "--jobs", "2"])
+    #expect(ran.0 == 0)
+    #expect(ran.1.contains("group g: 2 completed, 0 failed"))
+    #expect(try Data(contentsOf: directory.appendingPathComponent("a.bin")) == payload)
+    let json = try run(["list", "--json"])
+    #expect(json.1.hasPrefix("{\"schemaVersion\": 1, \"tasks\": ["))
+    #expect(json.1.components(separatedBy: "\"state\":\"completed\"").count == 3)
+  }
+}
