@@ -5,43 +5,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tool="${1:-.build/debug/resumedata}"
-command -v nginx >/dev/null || { echo "nginx-integration: nginx is not installed" >&2; exit 1; }
 
 work="$(mktemp -d /tmp/resumedata-nginx.XXXXXX)"
 port=$((20000 + RANDOM % 20000))
-cleanup() {
-  [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. scripts/nginx.sh
+trap 'stop_nginx "$work"; rm -rf "$work"' EXIT
 
 mkdir -p "$work/www/slow" "$work/out"
-chmod 755 "$work" "$work/www" "$work/www/slow"
 head -c 8000000 /dev/urandom > "$work/www/file.bin"
 head -c 8000000 /dev/urandom > "$work/www/slow/file.bin"
+chmod 755 "$work/www/slow"
 chmod 644 "$work/www/file.bin" "$work/www/slow/file.bin"
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-daemon on;
-pid $work/nginx.pid;
-error_log $work/error.log;
-user root;
-events { worker_connections 64; }
-http {
-  access_log $work/access.log;
-  sendfile on;
-  server {
-    listen 127.0.0.1:$port;
-    root $work/www;
-    location /slow/ { limit_rate 2m; }
-  }
+start_nginx "$work" "$port" "location /slow/ { limit_rate 2m; }"
+
+# Starts a download of /slow/file.bin to OUT with state in STATE, and kills it (SIGKILL) mid-way.
+start_and_kill() { # out, state
+  "$tool" download "http://127.0.0.1:$port/slow/file.bin" -o "$1" --state-dir "$2" 2>/dev/null &
+  local pid=$!
+  sleep 1.5
+  kill -9 "$pid"; wait "$pid" 2>/dev/null || true
 }
-CONF
-nginx -c "$work/nginx.conf" -p "$work"
-for _ in $(seq 50); do
-  curl -fs -o /dev/null "http://127.0.0.1:$port/file.bin" && break
-  sleep 0.1
-done
 
 check() { # name, expected file, actual file
   if cmp -s "$2" "$3"; then echo "nginx-integration: ok: $1"; else
@@ -53,11 +36,7 @@ check() { # name, expected file, actual file
 check "download" "$work/www/file.bin" "$work/out/plain.bin"
 
 # 2. Killed mid-way, then continued from the persisted state.
-"$tool" download "http://127.0.0.1:$port/slow/file.bin" -o "$work/out/killed.bin" \
-  --state-dir "$work/state1" 2>/dev/null &
-pid=$!
-sleep 1.5
-kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+start_and_kill "$work/out/killed.bin" "$work/state1"
 [ -f "$work/state1/killed.bin.resumedata" ] || { echo "nginx-integration: no state after kill" >&2; exit 1; }
 "$tool" download "http://127.0.0.1:$port/slow/file.bin" -o "$work/out/killed.bin" \
   --state-dir "$work/state1" >/dev/null 2>&1
@@ -66,11 +45,7 @@ grep -q '"GET /slow/file.bin HTTP/1.1" 206' "$work/access.log" \
   || { echo "nginx-integration: the continuation was not a 206" >&2; exit 1; }
 
 # 3. The file changes (same size, new ETag) between the kill and the continuation.
-"$tool" download "http://127.0.0.1:$port/slow/file.bin" -o "$work/out/changed.bin" \
-  --state-dir "$work/state2" 2>/dev/null &
-pid=$!
-sleep 1.5
-kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+start_and_kill "$work/out/changed.bin" "$work/state2"
 sleep 1  # a new second, so that nginx's ETag (mtime-size) changes
 head -c 8000000 /dev/urandom > "$work/www/slow/new.bin"
 chmod 644 "$work/www/slow/new.bin"
@@ -80,11 +55,7 @@ mv "$work/www/slow/new.bin" "$work/www/slow/file.bin"
 check "changed file started over, not spliced" "$work/www/slow/file.bin" "$work/out/changed.bin"
 
 # 4. Killed, its resume data converted to Apple's v2 layout, continued with `resume`.
-"$tool" download "http://127.0.0.1:$port/slow/file.bin" -o "$work/out/apple.bin" \
-  --state-dir "$work/state3" 2>/dev/null &
-pid=$!
-sleep 1.5
-kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+start_and_kill "$work/out/apple.bin" "$work/state3"
 "$tool" convert "$work/state3/apple.bin.resumedata" --to v2 -o "$work/apple-v2.plist" >/dev/null
 "$tool" resume "$work/apple-v2.plist" --temp-dir "$work/state3" -o "$work/out/apple.bin" \
   --state-dir "$work/state4" >/dev/null 2>&1
