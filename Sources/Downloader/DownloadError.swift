@@ -52,7 +52,8 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
   public var isRetryable: Bool {
     switch code {
     case .network, .stalled: return true
-    case .httpStatus: return status.map { $0 == 408 || $0 == 429 || (500...599).contains($0) } ?? false
+    case .httpStatus:
+      return status.map { $0 == 408 || $0 == 429 || (500...599).contains($0) } ?? false
     default: return false
     }
   }

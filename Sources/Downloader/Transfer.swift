@@ -85,7 +85,8 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     let queue = OperationQueue()
     queue.maxConcurrentOperationCount = 1
     let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
-    let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+    let outcome = await withCheckedContinuation {
+      (continuation: CheckedContinuation<Outcome, Never>) in
       let task = session.dataTask(with: request)
       let stopped = state.withLock { state -> Bool in
         state.continuation = continuation
@@ -171,7 +172,8 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   }
 
   func urlSession(
-    _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+    _ session: URLSession, task: URLSessionTask,
+    willPerformHTTPRedirection response: HTTPURLResponse,
     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
   ) {
     var next = request

@@ -358,7 +358,9 @@ extension ResumeData {
   ) throws {
     var plain = entries
     plain[ResumeDataKey.infoVersion] = .integer(PropertyListInteger(4))
-    let bytes = try ResumeDataError.wrapping { try PropertyListValue.dictionary(plain).encoded(as: .xml) }
+    let bytes = try ResumeDataError.wrapping {
+      try PropertyListValue.dictionary(plain).encoded(as: .xml)
+    }
     let draft = try ResumeData(decoding: bytes)
     self =
       try draft.converted(
