@@ -21,8 +21,8 @@ package struct KeyedArchiveView {
   /// Checks an archive the way `KeyedArchive(decoding:limits:)` does, or returns nil when it would
   /// fail, when it is not binary, or when it holds anything this view does not read in place.
   package init?(_ data: Data, limits: PropertyListLimits) {
-    guard data.starts(with: "bplist0".utf8),
-      let plist = try? BinaryPropertyListView(validating: data, limits: limits),
+    // The view refuses anything without the `bplist0` header, as format detection does.
+    guard let plist = try? BinaryPropertyListView(validating: data, limits: limits),
       plist.dictionariesArePlain
     else { return nil }
     let envelope = plist.topObject
