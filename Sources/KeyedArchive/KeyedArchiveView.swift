@@ -45,11 +45,14 @@ package struct KeyedArchiveView {
       let value = plist.value(top, position)
       guard plist.isKind(value, .uid), plist.uid(value) < UInt64(count) else { return nil }
     }
+    // Every UID in `$objects` must name an object. When no UID anywhere in the plist is out of
+    // range, none in `$objects` is; otherwise the eager path finds which (or, when the UID lies
+    // outside `$objects`, accepts the archive).
+    if let maximum = plist.maximumUID, maximum >= UInt64(count) { return nil }
     // Class objects are shared by their instances: each is checked once.
     var checkedClasses = [UInt64]()
     for index in 0..<count {
       let object = plist.element(objects, index)
-      guard Self.allUIDsBelow(UInt64(count), object, in: plist) else { return nil }
       guard plist.isKind(object, .dictionary),
         let classField = plist.value(object, forKey: "$class")
       else { continue }
@@ -66,29 +69,6 @@ package struct KeyedArchiveView {
     objectsArray = objects
     self.top = top
     self.count = count
-  }
-
-  private static func allUIDsBelow(
-    _ count: UInt64, _ object: Int, in plist: BinaryPropertyListView
-  ) -> Bool {
-    switch plist.kind(object) {
-    case .uid:
-      return plist.uid(object) < count
-    case .array:
-      for position in 0..<plist.count(object)
-      where !allUIDsBelow(count, plist.element(object, position), in: plist) {
-        return false
-      }
-      return true
-    case .dictionary:
-      for position in 0..<plist.count(object)
-      where !allUIDsBelow(count, plist.value(object, position), in: plist) {
-        return false
-      }
-      return true
-    default:
-      return true
-    }
   }
 
   /// What `KeyedArchive.classObject` accepts: a UID naming a dictionary with a string

@@ -205,10 +205,22 @@ struct ByteSpan {
 /// plain (at most `indexThreshold` entries, ASCII keys, no key twice), so that a key found in the
 /// bytes is the one the value reader's folded dictionary holds.
 struct SpanBuilder: BinaryPlistBuilder, ~Copyable {
+  /// The state of a dictionary being read.
+  struct DictionaryState {
+    var span: ByteSpan
+    // Where this dictionary's keys start on the stack.
+    let keyBase: Int
+    // One bit per key fingerprint's low 7 bits: a key whose bit is clear is new to this
+    // dictionary, so most keys are never compared with the others.
+    var seen: (UInt64, UInt64) = (0, 0)
+  }
+
   let base: UnsafeRawPointer?
   // The keys of the dictionaries being read, innermost last, with their fingerprints.
   var keyStack: [(span: ByteSpan, print: UInt64)] = []
   var dictionariesArePlain = true
+  /// The largest UID read, if any.
+  var maximumUID: UInt64?
 
   init(bytes: UnsafeRawBufferPointer, objectCount: Int) {
     base = bytes.baseAddress
@@ -231,20 +243,23 @@ struct SpanBuilder: BinaryPlistBuilder, ~Copyable {
   func utf16String(_ bytes: UnsafeRawBufferPointer) -> ByteSpan {
     span(bytes, count: bytes.count / 2)
   }
-  func uid(_ uid: UInt64) -> ByteSpan { .none }
+  mutating func uid(_ uid: UInt64) -> ByteSpan {
+    maximumUID = max(maximumUID ?? 0, uid)
+    return .none
+  }
 
   func beginArray(count: Int, start: Int) -> ByteSpan { ByteSpan(start: start, count: count) }
   func append(_ element: ByteSpan, to array: inout ByteSpan) {}
   func endArray(_ array: consuming ByteSpan) -> ByteSpan { array }
 
-  mutating func beginDictionary(count: Int, start: Int) -> (span: ByteSpan, keyBase: Int) {
+  mutating func beginDictionary(count: Int, start: Int) -> DictionaryState {
     if count > PropertyListDictionary.indexThreshold { dictionariesArePlain = false }
-    return (ByteSpan(start: start, count: count), keyStack.count)
+    return DictionaryState(span: ByteSpan(start: start, count: count), keyBase: keyStack.count)
   }
 
   mutating func addEntry(
     key: ByteSpan, keyObject: Int, keyIsASCII: Bool, value: ByteSpan,
-    to state: inout (span: ByteSpan, keyBase: Int)
+    to state: inout DictionaryState
   ) {
     guard dictionariesArePlain else { return }
     // UTF-16 keys would need comparing as strings, not bytes: a dictionary with one is not plain.
@@ -252,21 +267,25 @@ struct SpanBuilder: BinaryPlistBuilder, ~Copyable {
       dictionariesArePlain = false
       return
     }
-    let bytes = UnsafeRawBufferPointer(start: base + key.start, count: key.count)
-    let print = keyFingerprint(bytes)
-    // Nested dictionaries have ended, so the stack above `keyBase` holds this dictionary's keys.
-    for earlier in keyStack[state.keyBase...] where earlier.print == print {
-      if earlier.span.count == key.count
-        && memcmp(base + earlier.span.start, base + key.start, key.count) == 0
-      {
-        dictionariesArePlain = false
-        return
+    let print = keyFingerprint(UnsafeRawBufferPointer(start: base + key.start, count: key.count))
+    let bit = UInt64(1) << (print & 63)
+    let seen = print & 64 == 0 ? state.seen.0 : state.seen.1
+    if seen & bit != 0 {
+      // Nested dictionaries have ended, so the stack above `keyBase` holds this dictionary's keys.
+      for earlier in keyStack[state.keyBase...] where earlier.print == print {
+        if earlier.span.count == key.count
+          && memcmp(base + earlier.span.start, base + key.start, key.count) == 0
+        {
+          dictionariesArePlain = false
+          return
+        }
       }
     }
+    if print & 64 == 0 { state.seen.0 |= bit } else { state.seen.1 |= bit }
     keyStack.append((key, print))
   }
 
-  mutating func endDictionary(_ state: consuming (span: ByteSpan, keyBase: Int)) -> ByteSpan {
+  mutating func endDictionary(_ state: consuming DictionaryState) -> ByteSpan {
     if dictionariesArePlain { keyStack.removeSubrange(state.keyBase...) }
     return state.span
   }

@@ -23,6 +23,8 @@ package final class BinaryPropertyListView {
   /// key found in the bytes is the key the reader's (folded) dictionary holds, with the same value,
   /// and keys compare as bytes.
   package let dictionariesArePlain: Bool
+  /// The largest UID reachable from the top, or nil when there is none.
+  package let maximumUID: UInt64?
 
   /// Checks a binary property list.
   ///
@@ -39,6 +41,7 @@ package final class BinaryPropertyListView {
       var parser = try BinaryParser<SpanBuilder>(UnsafeRawBufferPointer(storage), limits: limits)
       _ = try parser.readTop()
       dictionariesArePlain = parser.builder.dictionariesArePlain
+      maximumUID = parser.builder.maximumUID
       topObject = parser.trailer.topObject
       self.parser = parser
     } catch {

@@ -177,6 +177,12 @@ let requestVariants: [RequestVariant] = [
     }
     return table.encoded()
   },
+  RequestVariant(name: "a UID out of range beside $objects, which no check covers") {
+    let archive = try KeyedArchive(decoding: fixture("archive/request/get-22-slots.archive"))
+    guard case .dictionary(var envelope) = archive.propertyList else { return Data() }
+    envelope["extra"] = .uid(9_999)
+    return try PropertyListValue.dictionary(envelope).encoded(as: .binary)
+  },
   RequestVariant(name: "a root of 70 fields") {
     try editedRequest { objects in
       let root = objectIndex(objects) { isInstance($0, of: "NSMutableURLRequest", in: objects) }
