@@ -54,18 +54,30 @@ public struct URLRequestArchive: Sendable, Hashable {
     case body = 20
   }
 
-  /// The archive; its root is the request object.
-  public let archive: KeyedArchive
+  /// The archive; its root is the request object. A request read with `init(decoding:limits:)`
+  /// decodes it on first use: its typed fields are read straight from the bytes.
+  public var archive: KeyedArchive { storage.archive }
   /// Which keys hold the slots.
   public let layout: Layout
   // Each slot's UID (0 when absent or `$null`), found once.
   private let slotUIDs: [UInt64]
+  private let storage: LazyKeyedArchive
+  // The typed fields read from the bytes, when the request was read on the fast path.
+  private let fast: FastFields?
 
   /// Reads a request archive (the bytes of a `NSURLSessionResumeCurrentRequest` value, say).
+  ///
+  /// Binary archives in the shape CFNetwork writes are read in place: only the objects the typed
+  /// fields need are read, and the archive itself is decoded on first use of `archive`. Anything
+  /// else, errors included, takes the same path as `init(archive: KeyedArchive(decoding:limits:))`.
   ///
   /// - Throws: `KeyedArchiveError` with a key path if the archive is malformed or its root is not a
   ///   request in CFNetwork's layout.
   public init(decoding data: Data, limits: KeyedArchiveLimits = .default) throws {
+    if let request = URLRequestArchive(readingInPlace: data, limits: limits) {
+      self = request
+      return
+    }
     try self.init(archive: KeyedArchive(decoding: data, limits: limits))
   }
 
@@ -73,7 +85,8 @@ public struct URLRequestArchive: Sendable, Hashable {
   ///
   /// - Throws: `KeyedArchiveError` if the root is not a request in CFNetwork's layout.
   public init(archive: KeyedArchive) throws {
-    self.archive = archive
+    storage = LazyKeyedArchive(archive)
+    fast = nil
     let rootKey = archive.rootKey
     let rootUID = archive.envelope["$top"]?[rootKey]?.uidValue ?? 0
     // The path is only rendered when an error needs it.
@@ -94,7 +107,25 @@ public struct URLRequestArchive: Sendable, Hashable {
         "has neither __nsurlrequest_proto_prop_obj_0 nor $3: not CFNetwork's request layout",
         at: path())
     }
-    // One pass over the fields, rather than building every slot's key for every lookup.
+    slotUIDs = Self.findSlotUIDs(fields, layout: layout)
+  }
+
+  /// A request read in place (see `init(readingInPlace:limits:)`).
+  init(layout: Layout, slotUIDs: [UInt64], fast: FastFields, storage: LazyKeyedArchive) {
+    self.layout = layout
+    self.slotUIDs = slotUIDs
+    self.storage = storage
+    self.fast = fast
+  }
+
+  /// Whether this request was read in place and its archive has not been decoded yet (for tests
+  /// that compare the two paths).
+  @_spi(Differential)
+  public var isReadInPlace: Bool { fast != nil && storage.isPending }
+
+  /// Each slot's UID, in one pass over the request object's fields rather than building every
+  /// slot's key for every lookup.
+  private static func findSlotUIDs(_ fields: PropertyListDictionary, layout: Layout) -> [UInt64] {
     let count = max(0, min(Int(fields["$2"]?.int64Value ?? 0), 4096))
     var uids = [UInt64](repeating: 0, count: count)
     let prefix = layout == .standard ? "__nsurlrequest_proto_prop_obj_" : "$"
@@ -107,7 +138,7 @@ public struct URLRequestArchive: Sendable, Hashable {
       if slot >= 0, slot < count { uids[slot] = uid }
       return true
     }
-    slotUIDs = uids
+    return uids
   }
 
   /// A request archive built from typed values in CFNetwork's layout: `$0` = 2, `$1` = 9, `$2` = 16
@@ -180,7 +211,7 @@ public struct URLRequestArchive: Sendable, Hashable {
     }
   }
 
-  private static func slotNumber(
+  static func slotNumber(
     _ bytes: UnsafeBufferPointer<UInt8>, prefix: UnsafeBufferPointer<UInt8>
   )
     -> Int?
@@ -199,7 +230,12 @@ public struct URLRequestArchive: Sendable, Hashable {
   }
 
   /// The class of the request object (`NSURLRequest` or `NSMutableURLRequest`).
-  public var className: String { archive.classChain(ofObject: archive.rootUID)?.first ?? "" }
+  public var className: String {
+    fast?.className ?? archive.classChain(ofObject: archive.rootUID)?.first ?? ""
+  }
+
+  /// The key under `$top` that names the request object (`KeyedArchive.rootKey`).
+  public var rootKey: String { fast?.rootKey ?? archive.rootKey }
 
   /// `$2`: the number of property slots (16 without an HTTP message, 22 with one), taken as 0 when
   /// negative and capped at 4,096 so that no work is sized by a hostile count.
@@ -230,24 +266,28 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// The URL, as an absolute string.
   public var url: String? {
+    if let known = fast?.url { return known }
     if case .url(let url)? = slotValue(.url) { return url.absoluteString }
     return nil
   }
 
   /// The main document URL, as an absolute string.
   public var mainDocumentURL: String? {
+    if let known = fast?.mainDocumentURL { return known }
     if case .url(let url)? = slotValue(.mainDocumentURL) { return url.absoluteString }
     return nil
   }
 
   /// The HTTP method (nil without an HTTP message; CFNetwork then means GET).
   public var httpMethod: String? {
+    if let known = fast?.httpMethod { return known }
     if case .string(let method, _)? = slotValue(.httpMethod) { return method }
     return nil
   }
 
   /// The header fields in archived order.
   public var headerFields: [(name: String, value: String)] {
+    if let known = fast?.headerFields { return known }
     if let fields = plainHeaderFields() { return fields }
     guard case .dictionary(let entries, _)? = slotValue(.headerFields) else { return [] }
     return entries.compactMap { entry in
@@ -298,22 +338,41 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// The body.
   public var body: Data? {
+    if let known = fast?.body { return known }
     if case .data(let data, _)? = slotValue(.body) { return data }
     return nil
   }
 
   /// The timeout interval in seconds.
-  public var timeoutInterval: Double? { realValue(.timeoutInterval) }
+  public var timeoutInterval: Double? {
+    if let fast { return fast.timeoutInterval }
+    return realValue(.timeoutInterval)
+  }
   /// The cache policy.
-  public var cachePolicy: Int? { integerValue(.cachePolicy) }
+  public var cachePolicy: Int? {
+    if let fast { return fast.cachePolicy }
+    return integerValue(.cachePolicy)
+  }
   /// HTTPShouldHandleCookies.
-  public var httpShouldHandleCookies: Bool? { boolValue(.httpShouldHandleCookies) }
+  public var httpShouldHandleCookies: Bool? {
+    if let fast { return fast.httpShouldHandleCookies }
+    return boolValue(.httpShouldHandleCookies)
+  }
   /// allowsCellularAccess.
-  public var allowsCellularAccess: Bool? { boolValue(.allowsCellularAccess) }
+  public var allowsCellularAccess: Bool? {
+    if let fast { return fast.allowsCellularAccess }
+    return boolValue(.allowsCellularAccess)
+  }
   /// The network service type.
-  public var networkServiceType: Int? { integerValue(.networkServiceType) }
+  public var networkServiceType: Int? {
+    if let fast { return fast.networkServiceType }
+    return integerValue(.networkServiceType)
+  }
   /// The request priority.
-  public var priority: Int? { integerValue(.priority) }
+  public var priority: Int? {
+    if let fast { return fast.priority }
+    return integerValue(.priority)
+  }
 
   private func realValue(_ slot: Slot) -> Double? {
     switch slotObject(slot.rawValue) {
@@ -329,6 +388,19 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   private func boolValue(_ slot: Slot) -> Bool? {
     slotObject(slot.rawValue)?.boolValue
+  }
+
+  // MARK: Equality
+
+  /// Equal archives in the same layout.
+  public static func == (lhs: URLRequestArchive, rhs: URLRequestArchive) -> Bool {
+    lhs.layout == rhs.layout && lhs.slotUIDs == rhs.slotUIDs && lhs.storage == rhs.storage
+  }
+
+  /// Hashes consistently with `==`, without decoding an archive read in place.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(layout)
+    hasher.combine(slotUIDs)
   }
 
   // MARK: Editing

@@ -56,7 +56,7 @@ public struct BinaryPropertyListObjectTable: Sendable, Hashable {
         "input of \(bytes.count) bytes exceeds the limit of \(limits.maximumInputSize)")
     }
     self = try bytes.withUnsafeBytes { buffer in
-      var parser = try BinaryParser(buffer, limits: limits)
+      var parser = try BinaryParser<ValueBuilder>(buffer, limits: limits)
       _ = try parser.readTop()
       return try parser.readTable()
     }
@@ -68,7 +68,7 @@ public struct BinaryPropertyListObjectTable: Sendable, Hashable {
   ///   or an object contains itself.
   public func value() throws -> PropertyListValue {
     try Data(encoded()).withUnsafeBytes { buffer in
-      var parser = try BinaryParser(buffer, limits: .default)
+      var parser = try BinaryParser<ValueBuilder>(buffer, limits: .default)
       return try parser.readTop()
     }
   }

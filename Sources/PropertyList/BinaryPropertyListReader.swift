@@ -28,7 +28,7 @@ public struct BinaryPropertyListReader: Sendable {
         "input of \(bytes.count) bytes exceeds the limit of \(limits.maximumInputSize)")
     }
     return try bytes.withUnsafeBytes { buffer in
-      var parser = try BinaryParser(buffer, limits: limits)
+      var parser = try BinaryParser<ValueBuilder>(buffer, limits: limits)
       return try parser.readTop()
     }
   }
@@ -44,7 +44,7 @@ public struct BinaryPropertyListReader: Sendable {
         .limitExceeded,
         "input of \(buffer.count) bytes exceeds the limit of \(limits.maximumInputSize)")
     }
-    var parser = try BinaryParser(buffer, limits: limits)
+    var parser = try BinaryParser<ValueBuilder>(buffer, limits: limits)
     return try parser.readTop()
   }
 }
@@ -60,14 +60,20 @@ struct BinaryTrailer {
 
 // Noncopyable so that it can own its per-object storage outright: plain pointers, not arrays,
 // spare the hot path the arrays' bounds and uniqueness checks.
-struct BinaryParser: ~Copyable {
+//
+// Generic over what it makes of the objects, so that every check is written once: `ValueBuilder`
+// builds `PropertyListValue`s, `SpanBuilder` builds nothing but what a reader of the bytes in place
+// needs (see `BinaryPropertyListView`). Both are specialized, and the checks, the order they run in
+// and therefore the errors are the same whichever builder runs.
+struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
   let bytes: UnsafeRawBufferPointer
   let limits: PropertyListLimits
   let trailer: BinaryTrailer
-  // Parsed objects by index, so a shared object is built once (exponential sharing stays linear)
+  let area: BinaryObjectArea
+  // Built objects by index, so a shared object is built once (exponential sharing stays linear)
   // and CoreFoundation's uniquing is mirrored as shared values. An entry is initialized exactly when
   // its `expandedSize` is positive, which spares every lookup an Optional's copy and check.
-  let cache: UnsafeMutablePointer<PropertyListValue>
+  let cache: UnsafeMutablePointer<Builder.Value>
   // How many values each read object stands for once shared references are expanded, so that a
   // plist whose objects reference each other exponentially is refused instead of handing callers a
   // value too large to walk; -1 while the object is being read, so that meeting it again means the
@@ -76,14 +82,7 @@ struct BinaryParser: ~Copyable {
   // Each object's offset, decoded from the offset table once (validation reads it anyway), in the
   // same allocation as `expandedSize`.
   let offsets: UnsafeMutablePointer<Int>
-  // Each string object's key fingerprint (0 until it is first used as a key): archives share key
-  // objects between dictionaries, so each key's bytes are hashed once per file.
-  let keyPrints: UnsafeMutablePointer<UInt64>
-  // A stack of the fingerprints of the distinct keys of the dictionaries being read, so duplicate
-  // keys are found without a heap array per dictionary; it grows when nesting needs more.
-  var printStack: UnsafeMutablePointer<UInt64>
-  var printStackCapacity = 64
-  var printStackTop = 0
+  var builder: Builder
   var depth = 0
   var visited = 0
 
@@ -91,6 +90,9 @@ struct BinaryParser: ~Copyable {
     self.bytes = bytes
     self.limits = limits
     trailer = try Self.validate(bytes, limits: limits)
+    area = BinaryObjectArea(
+      bytes: bytes, objectAreaEnd: trailer.offsetTableOffset,
+      maximumValueLength: limits.maximumValueLength)
     // The object count was validated against the input's length: these are sized by the input.
     cache = .allocate(capacity: trailer.objectCount)
     expandedSize = .allocate(capacity: 2 * trailer.objectCount)
@@ -102,9 +104,7 @@ struct BinaryParser: ~Copyable {
         Self.readSizedUInt(
           bytes, trailer.offsetTableOffset + index * trailer.offsetIntSize, trailer.offsetIntSize))
     }
-    keyPrints = .allocate(capacity: trailer.objectCount)
-    keyPrints.initialize(repeating: 0, count: trailer.objectCount)
-    printStack = .allocate(capacity: printStackCapacity)
+    builder = Builder(bytes: bytes, objectCount: trailer.objectCount)
   }
 
   deinit {
@@ -113,8 +113,6 @@ struct BinaryParser: ~Copyable {
     }
     cache.deallocate()
     expandedSize.deallocate()
-    keyPrints.deallocate()
-    printStack.deallocate()
   }
 
   // MARK: Structure
@@ -209,23 +207,12 @@ struct BinaryParser: ~Copyable {
 
   @inline(__always)
   static func readUInt64(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UInt64 {
-    UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+    BinaryBytes.readUInt64(bytes, at)
   }
 
   @inline(__always)
   static func readSizedUInt(_ bytes: UnsafeRawBufferPointer, _ at: Int, _ size: Int) -> UInt64 {
-    switch size {
-    case 1: return UInt64(bytes[at])
-    case 2:
-      return UInt64(UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
-    case 4:
-      return UInt64(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
-    case 8: return readUInt64(bytes, at)
-    default:
-      var value: UInt64 = 0
-      for index in at..<(at + size) { value = value << 8 | UInt64(bytes[index]) }
-      return value
-    }
+    BinaryBytes.readSizedUInt(bytes, at, size)
   }
 
   @inline(__always)
@@ -235,40 +222,11 @@ struct BinaryParser: ~Copyable {
 
   // MARK: Objects
 
-  /// Every object of the file in index order; call after `readTop` has validated the reachable graph.
-  mutating func readTable() throws -> BinaryPropertyListObjectTable {
-    var objects = [BinaryPropertyListObjectTable.Object]()
-    objects.reserveCapacity(trailer.objectCount)
-    for index in 0..<trailer.objectCount {
-      let offset = objectOffset(index)
-      let marker = bytes[offset]
-      switch marker >> 4 {
-      case 0xA:
-        let (count, start) = try readCount(at: offset, marker: marker)
-        try need(start, count &* trailer.objectRefSize, "array of \(count) references")
-        objects.append(
-          .array(try (0..<count).map { try reference(at: start + $0 * trailer.objectRefSize) }))
-      case 0xD:
-        let (count, start) = try readCount(at: offset, marker: marker)
-        try need(start, count &* 2 &* trailer.objectRefSize, "dictionary of \(count) entries")
-        let references = try (0..<(2 * count)).map {
-          try reference(at: start + $0 * trailer.objectRefSize)
-        }
-        objects.append(
-          .dictionary(keys: Array(references[..<count]), values: Array(references[count...])))
-      default:
-        // Objects nothing references were not read by `readTop`; read them now (they are scalars).
-        objects.append(.scalar(try readObject(index, referencedAt: offset)))
-      }
-    }
-    return BinaryPropertyListObjectTable(objects: objects, topObject: trailer.topObject)
-  }
-
-  mutating func readTop() throws -> PropertyListValue {
+  mutating func readTop() throws -> Builder.Value {
     try readObject(trailer.topObject, referencedAt: bytes.count - 16)
   }
 
-  mutating func readObject(_ index: Int, referencedAt: Int) throws -> PropertyListValue {
+  mutating func readObject(_ index: Int, referencedAt: Int) throws -> Builder.Value {
     let size = expandedSize[index]
     if size > 0 {
       try countVisits(size, at: referencedAt)
@@ -281,12 +239,12 @@ struct BinaryParser: ~Copyable {
     let offset = objectOffset(index)
     let marker = bytes[offset]
     let visitedBefore = visited
-    let value: PropertyListValue
+    let value: Builder.Value
     switch marker >> 4 {
     case 0x0:
       switch marker {
-      case 0x08: value = .boolean(false)
-      case 0x09: value = .boolean(true)
+      case 0x08: value = builder.boolean(false)
+      case 0x09: value = builder.boolean(true)
       case 0x00:
         throw PropertyListError(
           .malformed, "null object (marker 0x00) is not a property-list value", at: .offset(offset))
@@ -295,17 +253,18 @@ struct BinaryParser: ~Copyable {
           .malformed, "unknown object marker \(hex(marker))", at: .offset(offset))
       }
     case 0x1:
-      value = .integer(try readInteger(at: offset, marker: marker))
+      value = builder.integer(try area.readInteger(at: offset, marker: marker))
     case 0x2:
       switch marker & 0x0F {
       case 2:
-        try need(offset + 1, 4, "4-byte real")
+        try area.need(offset + 1, 4, "4-byte real")
         let bits = UInt32(
           bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self))
-        value = .real(PropertyListReal(Float(bitPattern: bits)))
+        value = builder.real(PropertyListReal(Float(bitPattern: bits)))
       case 3:
-        try need(offset + 1, 8, "8-byte real")
-        value = .real(PropertyListReal(Double(bitPattern: Self.readUInt64(bytes, offset + 1))))
+        try area.need(offset + 1, 8, "8-byte real")
+        value = builder.real(
+          PropertyListReal(Double(bitPattern: Self.readUInt64(bytes, offset + 1))))
       default:
         throw PropertyListError(
           .malformed, "real of \(1 << Int(marker & 0x0F)) bytes is not 4 or 8 bytes",
@@ -316,36 +275,36 @@ struct BinaryParser: ~Copyable {
         throw PropertyListError(
           .malformed, "date marker \(hex(marker)) is not 0x33", at: .offset(offset))
       }
-      try need(offset + 1, 8, "date")
-      value = .date(
-        Date(timeIntervalSinceReferenceDate: Double(bitPattern: Self.readUInt64(bytes, offset + 1)))
-      )
+      try area.need(offset + 1, 8, "date")
+      value = builder.date(Double(bitPattern: Self.readUInt64(bytes, offset + 1)))
     case 0x4:
-      let (count, start) = try readCount(at: offset, marker: marker)
-      try need(start, count, "data of \(count) bytes", lengthLimited: true)
-      value = .data(Data(bytes: bytes.baseAddress! + start, count: count))
+      let (count, start) = try area.readCount(at: offset, marker: marker)
+      try area.need(start, count, "data of \(count) bytes", lengthLimited: true)
+      value = builder.data(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]))
     case 0x5:
-      let (count, start) = try readCount(at: offset, marker: marker)
-      try need(start, count, "ASCII string of \(count) bytes", lengthLimited: true)
+      let (count, start) = try area.readCount(at: offset, marker: marker)
+      try area.need(start, count, "ASCII string of \(count) bytes", lengthLimited: true)
       let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])
-      if let bad = slice.firstIndex(where: { $0 >= 0x80 }) {
+      if !Self.isASCII(slice), let bad = slice.firstIndex(where: { $0 >= 0x80 }) {
         throw PropertyListError(
           .invalidValue, "ASCII string holds the non-ASCII byte \(hex(slice[bad]))",
           at: .offset(start + bad))
       }
-      value = .string(String(decoding: slice, as: UTF8.self))
+      value = builder.asciiString(slice)
     case 0x6:
-      let (count, start) = try readCount(at: offset, marker: marker)
+      let (count, start) = try area.readCount(at: offset, marker: marker)
       let (byteCount, overflow) = count.multipliedReportingOverflow(by: 2)
       guard !overflow else {
         throw PropertyListError(
           .malformed, "UTF-16 string length \(count) overflows", at: .offset(offset))
       }
-      try need(start, byteCount, "UTF-16 string of \(count) units", lengthLimited: true)
-      value = .string(try readUTF16(start: start, count: count))
+      try area.need(start, byteCount, "UTF-16 string of \(count) units", lengthLimited: true)
+      try area.checkUTF16(start: start, count: count)
+      value = builder.utf16String(
+        UnsafeRawBufferPointer(rebasing: bytes[start..<(start + byteCount)]))
     case 0x8:
       let size = Int(marker & 0x0F) + 1
-      try need(offset + 1, size, "\(size)-byte UID")
+      try area.need(offset + 1, size, "\(size)-byte UID")
       // UIDs longer than 8 bytes must still hold a 64-bit value: their leading bytes must be zero.
       if size > 8,
         let nonzero = (offset + 1..<offset + 1 + size - 8).first(where: { bytes[$0] != 0 })
@@ -359,7 +318,7 @@ struct BinaryParser: ~Copyable {
         throw PropertyListError(
           .invalidValue, "UID \(uid) is above 4294967295", at: .offset(offset + 1))
       }
-      value = .uid(uid)
+      value = builder.uid(uid)
     case 0xA:
       value = try readArray(index, at: offset, marker: marker)
     case 0xD:
@@ -376,8 +335,8 @@ struct BinaryParser: ~Copyable {
     try countVisits(1, at: offset)
     // Numbers, booleans, dates and UIDs are cheaper to read again than to cache; strings, data and
     // containers are cached so that shared ones are built (and stored) once.
-    switch value {
-    case .string, .data, .array, .dictionary:
+    switch marker >> 4 {
+    case 0x4, 0x5, 0x6, 0xA, 0xD:
       (cache + index).initialize(to: value)
       expandedSize[index] = visited - visitedBefore
     default:
@@ -386,6 +345,23 @@ struct BinaryParser: ~Copyable {
     return value
   }
 
+  /// Whether every byte is below 0x80, eight at a time.
+  @inline(__always)
+  static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    var index = 0
+    var high: UInt64 = 0
+    while index + 8 <= bytes.count {
+      high |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+      index += 8
+    }
+    while index < bytes.count {
+      high |= UInt64(bytes[index])
+      index += 1
+    }
+    return high & 0x8080_8080_8080_8080 == 0
+  }
+
+  @inline(__always)
   mutating func countVisits(_ count: Int, at offset: Int) throws {
     visited += count
     guard visited <= limits.maximumVisitedElements else {
@@ -394,116 +370,6 @@ struct BinaryParser: ~Copyable {
         "the plist expands to more than \(limits.maximumVisitedElements) values through shared references",
         at: .offset(offset))
     }
-  }
-
-  /// Checks that `count` bytes from `start` lie inside the object area.
-  @inline(__always)
-  func need(
-    _ start: Int, _ count: Int, _ what: @autoclosure () -> String, lengthLimited: Bool = false
-  ) throws {
-    if lengthLimited, count > limits.maximumValueLength {
-      throw PropertyListError(
-        .limitExceeded, "\(what()) exceeds the value-length limit of \(limits.maximumValueLength)",
-        at: .offset(start))
-    }
-    let (end, overflow) = start.addingReportingOverflow(count)
-    guard !overflow, end <= trailer.offsetTableOffset else {
-      throw PropertyListError(
-        .truncated,
-        "\(what()) at \(start) runs past the object area, which ends at \(trailer.offsetTableOffset)",
-        at: .offset(start))
-    }
-  }
-
-  func readInteger(at offset: Int, marker: UInt8) throws -> PropertyListInteger {
-    let exponent = Int(marker & 0x0F)
-    guard exponent <= 4 else {
-      throw PropertyListError(
-        .malformed, "integer of 2^\(exponent) bytes is not 1, 2, 4, 8 or 16 bytes",
-        at: .offset(offset))
-    }
-    let size = 1 << exponent
-    try need(offset + 1, size, "\(size)-byte integer")
-    switch size {
-    case 8:
-      return PropertyListInteger(Int64(bitPattern: Self.readUInt64(bytes, offset + 1)))
-    case 16:
-      // CoreFoundation writes values above Int64.max as 16 bytes with a zero high half; a high half
-      // of all ones is a sign-extended negative. Anything else needs 128 bits.
-      let high = Self.readUInt64(bytes, offset + 1)
-      let low = Self.readUInt64(bytes, offset + 9)
-      if high == 0 { return PropertyListInteger(low) }
-      if high == UInt64.max, low >= 1 << 63 { return PropertyListInteger(Int64(bitPattern: low)) }
-      throw PropertyListError(
-        .invalidValue, "16-byte integer does not fit in Int64 or UInt64", at: .offset(offset + 1))
-    default:
-      // 1-, 2- and 4-byte integers are unsigned.
-      return PropertyListInteger(Self.readSizedUInt(bytes, offset + 1, size))
-    }
-  }
-
-  /// Reads the element count that follows a marker: the low nibble, or, when it is 0xF, an integer object.
-  func readCount(at offset: Int, marker: UInt8) throws -> (count: Int, start: Int) {
-    let nibble = Int(marker & 0x0F)
-    if nibble != 0x0F { return (nibble, offset + 1) }
-    try need(offset + 1, 1, "length integer")
-    let intMarker = bytes[offset + 1]
-    guard intMarker >> 4 == 0x1 else {
-      throw PropertyListError(
-        .malformed,
-        "length of the object is introduced by \(hex(intMarker)), not an integer marker",
-        at: .offset(offset + 1))
-    }
-    let exponent = Int(intMarker & 0x0F)
-    guard exponent <= 3 else {
-      throw PropertyListError(
-        .malformed, "length integer of 2^\(exponent) bytes is not 1, 2, 4 or 8 bytes",
-        at: .offset(offset + 1))
-    }
-    let size = 1 << exponent
-    try need(offset + 2, size, "length integer")
-    let raw = Self.readSizedUInt(bytes, offset + 2, size)
-    // Any length the object area could hold fits in Int; larger ones are reported as running past it.
-    guard raw <= UInt64(trailer.offsetTableOffset) else {
-      throw PropertyListError(
-        .truncated,
-        "length \(raw) runs past the object area, which ends at \(trailer.offsetTableOffset)",
-        at: .offset(offset + 1))
-    }
-    return (Int(raw), offset + 2 + size)
-  }
-
-  func readUTF16(start: Int, count: Int) throws -> String {
-    var units = [UInt16]()
-    units.reserveCapacity(count)
-    var allASCII = true
-    for index in 0..<count {
-      let unit = UInt16(
-        bigEndian: bytes.loadUnaligned(fromByteOffset: start + 2 * index, as: UInt16.self))
-      if unit >= 0x80 { allASCII = false }
-      units.append(unit)
-    }
-    if allASCII { return String(decoding: units, as: UTF16.self) }
-    // Validate pairing, so a lone surrogate is an error rather than a silent U+FFFD.
-    var index = 0
-    while index < count {
-      let unit = units[index]
-      if (0xD800...0xDBFF).contains(unit) {
-        guard index + 1 < count, (0xDC00...0xDFFF).contains(units[index + 1]) else {
-          throw PropertyListError(
-            .invalidValue, "UTF-16 string has an unpaired high surrogate \(hex16(unit))",
-            at: .offset(start + 2 * index))
-        }
-        index += 2
-      } else if (0xDC00...0xDFFF).contains(unit) {
-        throw PropertyListError(
-          .invalidValue, "UTF-16 string has an unpaired low surrogate \(hex16(unit))",
-          at: .offset(start + 2 * index))
-      } else {
-        index += 1
-      }
-    }
-    return String(decoding: units, as: UTF16.self)
   }
 
   /// Reads a reference and checks that it names an object.
@@ -533,95 +399,229 @@ struct BinaryParser: ~Copyable {
     expandedSize[index] = 0
   }
 
-  mutating func readArray(_ index: Int, at offset: Int, marker: UInt8) throws -> PropertyListValue {
-    let (count, start) = try readCount(at: offset, marker: marker)
+  mutating func readArray(_ index: Int, at offset: Int, marker: UInt8) throws -> Builder.Value {
+    let (count, start) = try area.readCount(at: offset, marker: marker)
     let (byteCount, overflow) = count.multipliedReportingOverflow(by: trailer.objectRefSize)
     guard !overflow else {
       throw PropertyListError(.malformed, "array length \(count) overflows", at: .offset(offset))
     }
-    try need(start, byteCount, "array of \(count) references")
+    try area.need(start, byteCount, "array of \(count) references")
     try enter(index, at: offset)
-    var elements = [PropertyListValue]()
-    elements.reserveCapacity(count)
+    var elements = builder.beginArray(count: count, start: start)
     var position = start
     for _ in 0..<count {
-      elements.append(try readObject(try reference(at: position), referencedAt: position))
+      let element = try readObject(try reference(at: position), referencedAt: position)
+      builder.append(element, to: &elements)
       position += trailer.objectRefSize
     }
     leave(index)
-    return .array(elements)
+    return builder.endArray(elements)
   }
 
   mutating func readDictionary(_ index: Int, at offset: Int, marker: UInt8) throws
-    -> PropertyListValue
+    -> Builder.Value
   {
-    let (count, start) = try readCount(at: offset, marker: marker)
+    let (count, start) = try area.readCount(at: offset, marker: marker)
     let (byteCount, overflow) = count.multipliedReportingOverflow(by: 2 * trailer.objectRefSize)
     guard !overflow else {
       throw PropertyListError(
         .malformed, "dictionary length \(count) overflows", at: .offset(offset))
     }
-    try need(start, byteCount, "dictionary of \(count) entries")
+    try area.need(start, byteCount, "dictionary of \(count) entries")
     try enter(index, at: offset)
-    var dictionary = PropertyListDictionary()
-    dictionary.reserveCapacity(count)
+    var dictionary = builder.beginDictionary(count: count, start: start)
     let valuesStart = start + count * trailer.objectRefSize
-    // Small dictionaries fold duplicate keys as they are read, as `finishBuilding` would afterwards:
-    // the last value wins, at the first key's position.
-    let foldsWhileReading = count <= PropertyListDictionary.indexThreshold
-    let printBase = printStackTop
-    defer { printStackTop = printBase }
     for entry in 0..<count {
       let keyPosition = start + entry * trailer.objectRefSize
       let keyIndex = try reference(at: keyPosition)
-      guard case .string(let key) = try readObject(keyIndex, referencedAt: keyPosition) else {
+      let key = try readObject(keyIndex, referencedAt: keyPosition)
+      // Only ASCII (0x5) and UTF-16 (0x6) objects read as strings.
+      let keyKind = bytes[objectOffset(keyIndex)] >> 4
+      guard keyKind == 0x5 || keyKind == 0x6 else {
         throw PropertyListError(
           .malformed, "dictionary key (object \(keyIndex)) is not a string",
           at: .offset(keyPosition))
       }
       let valuePosition = valuesStart + entry * trailer.objectRefSize
       let value = try readObject(try reference(at: valuePosition), referencedAt: valuePosition)
-      guard foldsWhileReading else {
-        dictionary.appendUnchecked(key, value)
-        continue
-      }
-      var print = keyPrints[keyIndex]
-      if print == 0 {
-        print = PropertyListDictionary.fingerprint(key)
-        keyPrints[keyIndex] = print
-      }
-      // Nested reads have returned, so the stack above `printBase` holds this dictionary's keys.
-      let distinct = printStackTop - printBase
-      var earlier = 0
-      while earlier < distinct,
-        printStack[printBase + earlier] != print || dictionary.entries[earlier].key != key
-      {
-        earlier += 1
-      }
-      if earlier < distinct {
-        dictionary.replaceValue(at: earlier, with: value)
-      } else {
-        pushPrint(print)
-        dictionary.appendUnchecked(key, value)
+      builder.addEntry(
+        key: key, keyObject: keyIndex, keyIsASCII: keyKind == 0x5, value: value, to: &dictionary)
+    }
+    leave(index)
+    return builder.endDictionary(dictionary)
+  }
+}
+
+extension BinaryParser where Builder: ~Copyable, Builder == ValueBuilder {
+  /// Every object of the file in index order; call after `readTop` has validated the reachable graph.
+  mutating func readTable() throws -> BinaryPropertyListObjectTable {
+    var objects = [BinaryPropertyListObjectTable.Object]()
+    objects.reserveCapacity(trailer.objectCount)
+    for index in 0..<trailer.objectCount {
+      let offset = objectOffset(index)
+      let marker = bytes[offset]
+      switch marker >> 4 {
+      case 0xA:
+        let (count, start) = try area.readCount(at: offset, marker: marker)
+        try area.need(start, count &* trailer.objectRefSize, "array of \(count) references")
+        objects.append(
+          .array(try (0..<count).map { try reference(at: start + $0 * trailer.objectRefSize) }))
+      case 0xD:
+        let (count, start) = try area.readCount(at: offset, marker: marker)
+        try area.need(start, count &* 2 &* trailer.objectRefSize, "dictionary of \(count) entries")
+        let references = try (0..<(2 * count)).map {
+          try reference(at: start + $0 * trailer.objectRefSize)
+        }
+        objects.append(
+          .dictionary(keys: Array(references[..<count]), values: Array(references[count...])))
+      default:
+        // Objects nothing references were not read by `readTop`; read them now (they are scalars).
+        objects.append(.scalar(try readObject(index, referencedAt: offset)))
       }
     }
-    if !foldsWhileReading { dictionary.finishBuilding() }
-    leave(index)
-    return .dictionary(dictionary)
+    return BinaryPropertyListObjectTable(objects: objects, topObject: trailer.topObject)
+  }
+}
+
+/// The object area of a binary plist (from the start of the input to the offset table) and the
+/// reads that check their sizes against it. Small and copyable, apart from the parser, so that
+/// calling these reads does not copy the parser's state.
+struct BinaryObjectArea {
+  let bytes: UnsafeRawBufferPointer
+  /// Where the offset table starts: the end of the object area.
+  let objectAreaEnd: Int
+  let maximumValueLength: Int
+
+  /// Checks that `count` bytes from `start` lie inside the object area.
+  @inline(__always)
+  func need(
+    _ start: Int, _ count: Int, _ what: @autoclosure () -> String, lengthLimited: Bool = false
+  ) throws {
+    if lengthLimited, count > maximumValueLength {
+      throw PropertyListError(
+        .limitExceeded, "\(what()) exceeds the value-length limit of \(maximumValueLength)",
+        at: .offset(start))
+    }
+    let (end, overflow) = start.addingReportingOverflow(count)
+    guard !overflow, end <= objectAreaEnd else {
+      throw PropertyListError(
+        .truncated,
+        "\(what()) at \(start) runs past the object area, which ends at \(objectAreaEnd)",
+        at: .offset(start))
+    }
   }
 
-  mutating func pushPrint(_ print: UInt64) {
-    if printStackTop == printStackCapacity {
-      // At most 64 keys per nesting level, and nesting is bounded by the depth limit.
-      let grown = UnsafeMutablePointer<UInt64>.allocate(capacity: printStackCapacity * 2)
-      grown.moveInitialize(from: printStack, count: printStackTop)
-      printStack.deallocate()
-      printStack = grown
-      printStackCapacity *= 2
+  func readInteger(at offset: Int, marker: UInt8) throws -> PropertyListInteger {
+    let exponent = Int(marker & 0x0F)
+    guard exponent <= 4 else {
+      throw PropertyListError(
+        .malformed, "integer of 2^\(exponent) bytes is not 1, 2, 4, 8 or 16 bytes",
+        at: .offset(offset))
     }
-    printStack[printStackTop] = print
-    printStackTop += 1
+    let size = 1 << exponent
+    try need(offset + 1, size, "\(size)-byte integer")
+    switch size {
+    case 8:
+      return PropertyListInteger(Int64(bitPattern: BinaryBytes.readUInt64(bytes, offset + 1)))
+    case 16:
+      // CoreFoundation writes values above Int64.max as 16 bytes with a zero high half; a high half
+      // of all ones is a sign-extended negative. Anything else needs 128 bits.
+      let high = BinaryBytes.readUInt64(bytes, offset + 1)
+      let low = BinaryBytes.readUInt64(bytes, offset + 9)
+      if high == 0 { return PropertyListInteger(low) }
+      if high == UInt64.max, low >= 1 << 63 { return PropertyListInteger(Int64(bitPattern: low)) }
+      throw PropertyListError(
+        .invalidValue, "16-byte integer does not fit in Int64 or UInt64", at: .offset(offset + 1))
+    default:
+      // 1-, 2- and 4-byte integers are unsigned.
+      return PropertyListInteger(BinaryBytes.readSizedUInt(bytes, offset + 1, size))
+    }
   }
+
+  /// Reads the element count that follows a marker: the low nibble, or, when it is 0xF, an integer object.
+  func readCount(at offset: Int, marker: UInt8) throws -> (count: Int, start: Int) {
+    let nibble = Int(marker & 0x0F)
+    if nibble != 0x0F { return (nibble, offset + 1) }
+    try need(offset + 1, 1, "length integer")
+    let intMarker = bytes[offset + 1]
+    guard intMarker >> 4 == 0x1 else {
+      throw PropertyListError(
+        .malformed,
+        "length of the object is introduced by \(hex(intMarker)), not an integer marker",
+        at: .offset(offset + 1))
+    }
+    let exponent = Int(intMarker & 0x0F)
+    guard exponent <= 3 else {
+      throw PropertyListError(
+        .malformed, "length integer of 2^\(exponent) bytes is not 1, 2, 4 or 8 bytes",
+        at: .offset(offset + 1))
+    }
+    let size = 1 << exponent
+    try need(offset + 2, size, "length integer")
+    let raw = BinaryBytes.readSizedUInt(bytes, offset + 2, size)
+    // Any length the object area could hold fits in Int; larger ones are reported as running past it.
+    guard raw <= UInt64(objectAreaEnd) else {
+      throw PropertyListError(
+        .truncated,
+        "length \(raw) runs past the object area, which ends at \(objectAreaEnd)",
+        at: .offset(offset + 1))
+    }
+    return (Int(raw), offset + 2 + size)
+  }
+
+  /// Checks that `count` big-endian UTF-16 units from `start` pair their surrogates, so that a lone
+  /// surrogate is an error rather than a silent U+FFFD.
+  func checkUTF16(start: Int, count: Int) throws {
+    var index = 0
+    while index < count {
+      let unit = UInt16(
+        bigEndian: bytes.loadUnaligned(fromByteOffset: start + 2 * index, as: UInt16.self))
+      if (0xD800...0xDBFF).contains(unit) {
+        let next =
+          index + 1 < count
+          ? UInt16(
+            bigEndian: bytes.loadUnaligned(
+              fromByteOffset: start + 2 * index + 2, as: UInt16.self)) : 0
+        guard (0xDC00...0xDFFF).contains(next) else {
+          throw PropertyListError(
+            .invalidValue, "UTF-16 string has an unpaired high surrogate \(hex16(unit))",
+            at: .offset(start + 2 * index))
+        }
+        index += 2
+      } else if (0xDC00...0xDFFF).contains(unit) {
+        throw PropertyListError(
+          .invalidValue, "UTF-16 string has an unpaired low surrogate \(hex16(unit))",
+          at: .offset(start + 2 * index))
+      } else {
+        index += 1
+      }
+    }
+  }
+}
+
+/// Big-endian reads of the unsigned integers binary plists store.
+enum BinaryBytes {
+  @inline(__always)
+  static func readUInt64(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UInt64 {
+    UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+  }
+
+  @inline(__always)
+  static func readSizedUInt(_ bytes: UnsafeRawBufferPointer, _ at: Int, _ size: Int) -> UInt64 {
+    switch size {
+    case 1: return UInt64(bytes[at])
+    case 2:
+      return UInt64(UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
+    case 4:
+      return UInt64(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+    case 8: return readUInt64(bytes, at)
+    default:
+      var value: UInt64 = 0
+      for index in at..<(at + size) { value = value << 8 | UInt64(bytes[index]) }
+      return value
+    }
+  }
+
 }
 
 @inline(never)

@@ -149,7 +149,9 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
         let key = entries[position].key
         let print = fingerprints[position]
         var earlier = 0
-        while earlier < position, fingerprints[earlier] != print || entries[earlier].key != key {
+        while earlier < position,
+          fingerprints[earlier] != print || !Self.sameBytes(entries[earlier].key, key)
+        {
           earlier += 1
         }
         if earlier < position {
@@ -177,20 +179,18 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
     index = built
   }
 
-  /// FNV-1a over the UTF-8 bytes: a quick fingerprint, not a hash for tables. Equal keys have equal
-  /// fingerprints; unequal ones almost always differ, and are then told apart by comparing them.
-  /// Never 0, so that readers can use 0 for "not computed yet".
+  /// A quick fingerprint of the UTF-8 bytes in O(1) (their count, first 8 and last 8 bytes), not a
+  /// hash for tables. Equal bytes have equal fingerprints; keys whose fingerprints match are then
+  /// compared byte for byte (`sameBytes`). Never 0, so that readers can use 0 for "not computed yet".
   static func fingerprint(_ key: String) -> UInt64 {
-    let hash =
-      key.utf8.withContiguousStorageIfAvailable(fnv1a)
-      ?? fnv1a(key.utf8)
-    return hash | 1
+    var key = key
+    return key.withUTF8 { keyFingerprint(UnsafeRawBufferPointer($0)) }
   }
 
-  private static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-    return hash
+  /// Whether two keys have the same UTF-8 bytes: how the readers tell duplicate keys of small
+  /// dictionaries apart (by bytes, not by canonical equivalence).
+  static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+    lhs.utf8.count == rhs.utf8.count && lhs.utf8.elementsEqual(rhs.utf8)
   }
 
   private mutating func rebuildIndexIfLarge() {

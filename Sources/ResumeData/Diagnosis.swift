@@ -46,7 +46,7 @@ extension ResumeData {
     let iOS10Unreadable = [
       (ResumeDataKey.currentRequest, current), (ResumeDataKey.originalRequest, originalRequest),
     ]
-    .filter { $0.1?.layout == .standard && $0.1?.archive.rootKey == "NSKeyedArchiveRootObjectKey" }
+    .filter { $0.1?.layout == .standard && $0.1?.rootKey == "NSKeyedArchiveRootObjectKey" }
     .map(\.0)
     if let first = iOS10Unreadable.first, generation != .networkFramework {
       found.append(

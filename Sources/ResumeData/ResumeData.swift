@@ -51,8 +51,10 @@ public struct ResumeData: Sendable, Hashable {
   public internal(set) var entries: PropertyListDictionary
   /// Values only a keyed archive can hold (such as `NSURLSessionResumeExtractor`), decoded, by key.
   public internal(set) var archivedEntries: [String: ArchivedValue]
-  /// The keyed archive, for keyed forms: kept so that re-encoding reproduces it.
-  public let archive: KeyedArchive?
+  /// The keyed archive, for keyed forms: kept so that re-encoding reproduces it. A blob read in
+  /// place (see `init(decoding:limits:)`) decodes it on first use.
+  public var archive: KeyedArchive? { archiveStorage?.archive }
+  private let archiveStorage: LazyKeyedArchive?
   /// The root object of a Network.framework blob (`NWURLSessionDownloadResumeInfo`), decoded.
   public let networkFrameworkInfo: ArchivedObject?
   // The Network.framework blob inside WebKit's wrapper (an array only to let the type nest).
@@ -79,9 +81,65 @@ public struct ResumeData: Sendable, Hashable {
   ///
   /// - Throws: `ResumeDataError`: `.propertyList` with the container's offset or line,
   ///   `.keyedArchive` with the archive's key path, `.notResumeData` when it is neither.
+  ///
+  /// A binary keyed blob whose root dictionary holds only plain values, as CFNetwork writes them,
+  /// is read in place: its values and request archives are read straight from the bytes, and the
+  /// archive is decoded on first use of `archive`. Anything else, errors included, takes the eager
+  /// path, with the same result.
   public init(decoding data: Data, limits: KeyedArchiveLimits = .default) throws {
-    self = try ResumeData(parsing: data, limits: limits)
+    self =
+      try ResumeData(readingInPlace: data, limits: limits)
+      ?? ResumeData(parsing: data, limits: limits)
     refreshRequests()
+  }
+
+  /// Reads a blob on the eager path only (its archive and request archives decoded in full), for
+  /// comparing the two paths.
+  ///
+  /// - Throws: what `init(decoding:limits:)` throws.
+  @_spi(Differential)
+  public init(decodingEagerly data: Data, limits: KeyedArchiveLimits = .default) throws {
+    self = try ResumeData(parsing: data, limits: limits)
+    refreshRequests(eagerly: true)
+  }
+
+  /// Whether this blob was read in place and its archive has not been decoded yet (for tests that
+  /// compare the two paths).
+  @_spi(Differential)
+  public var isReadInPlace: Bool { archiveStorage?.isPending ?? false }
+
+  /// A keyed blob read in place, or nil when the eager path must read it: anything but a binary
+  /// keyed archive that `KeyedArchiveView` reads whose root is a dictionary of plain values, or
+  /// anything the eager path would refuse.
+  private init?(readingInPlace data: Data, limits: KeyedArchiveLimits) {
+    guard !NetworkFrameworkMask.isMasked(data),
+      let view = KeyedArchiveView(data, limits: limits.propertyList),
+      view.hasEnvelopeKey("$archiver"),
+      let root = view.plainRootDictionary(limits: limits),
+      let split = try? Self.split(root.entries, rootKey: view.rootKey),
+      Self.holdsResumeKeys(split.plain)
+        || split.archived.keys.contains(where: ResumeDataKey.known.contains)
+    else { return nil }
+    // WebKit's wrapper holds a blob of its own, read on the eager path.
+    if case .data(let inner)? = split.plain["data"], split.plain[ResumeDataKey.localPath] != nil,
+      NetworkFrameworkMask.isMasked(inner)
+    {
+      return nil
+    }
+    original = data
+    archiveStorage = LazyKeyedArchive(bytes: data, recipe: .propertyList(limits.propertyList))
+    entries = split.plain
+    archivedEntries = split.archived
+    rootKeyOrder = split.order
+    rootIsMutable = root.mutable
+    networkFrameworkInfo = nil
+    container = .keyedArchive
+    let isSafari =
+      split.plain[ResumeDataKey.localPath] != nil
+      && split.plain[ResumeDataKey.originalRequest] == nil
+      && split.plain[ResumeDataKey.tempFileName] == nil
+    generation = isSafari ? .safari : .keyed
+    nestedStorage = []
   }
 
   private init(parsing data: Data, limits: KeyedArchiveLimits) throws {
@@ -93,7 +151,7 @@ public struct ResumeData: Sendable, Hashable {
       container = .nwArchive
       entries = [:]
       archivedEntries = [:]
-      self.archive = archive
+      archiveStorage = LazyKeyedArchive(archive)
       networkFrameworkInfo = info
       nestedStorage = []
       return
@@ -119,7 +177,7 @@ public struct ResumeData: Sendable, Hashable {
           .notResumeData, "the archive's root dictionary holds none of the resume-data keys",
           at: "$top.\(keyed.archive.rootKey)")
       }
-      archive = keyed.archive
+      archiveStorage = LazyKeyedArchive(keyed.archive)
       entries = keyed.plain
       archivedEntries = keyed.archived
       rootKeyOrder = keyed.order
@@ -151,7 +209,7 @@ public struct ResumeData: Sendable, Hashable {
     }
     entries = top
     archivedEntries = [:]
-    archive = nil
+    archiveStorage = nil
     networkFrameworkInfo = nil
     nestedStorage = []
     container = decoded.format == .xml ? .xmlPlist : .binaryPlist
@@ -225,6 +283,14 @@ public struct ResumeData: Sendable, Hashable {
       throw KeyedArchiveError(
         .badObject, "the root is not a dictionary", at: "$top.\(archive.rootKey)")
     }
+    let split = try Self.split(pairs, rootKey: archive.rootKey)
+    return (split.plain, split.archived, split.order, mutable)
+  }
+
+  /// A root dictionary's entries parted into plain values and the rest, with the keys' order.
+  private static func split(_ pairs: [ArchivedDictionaryEntry], rootKey: @autoclosure () -> String)
+    throws -> (plain: PropertyListDictionary, archived: [String: ArchivedValue], order: [String])
+  {
     var plain = PropertyListDictionary()
     var archived = [String: ArchivedValue]()
     var order = [String]()
@@ -232,7 +298,7 @@ public struct ResumeData: Sendable, Hashable {
       guard case .string(let key, _) = pair.key else {
         throw KeyedArchiveError(
           .badObject, "key \(index) is not a string",
-          at: "$top.\(archive.rootKey).NS.keys[\(index)]")
+          at: "$top.\(rootKey()).NS.keys[\(index)]")
       }
       if plain[key] == nil, archived[key] == nil {
         order.append(key)
@@ -250,7 +316,7 @@ public struct ResumeData: Sendable, Hashable {
       default: archived[key] = pair.value
       }
     }
-    return (plain, archived, order, mutable)
+    return (plain, archived, order)
   }
 
   private static func holdsResumeKeys(_ dictionary: PropertyListDictionary) -> Bool {
@@ -333,15 +399,20 @@ public struct ResumeData: Sendable, Hashable {
   }
 
   /// Decodes the requests again after an edit.
-  mutating func refreshRequests() {
+  ///
+  /// - Parameter eagerly: decode the request archives in full rather than read them in place.
+  mutating func refreshRequests(eagerly: Bool = false) {
     decodedRequests = [
-      request(ResumeDataKey.currentRequest, field: "currentRequest"),
-      request(ResumeDataKey.originalRequest, field: "originalRequest"),
+      request(ResumeDataKey.currentRequest, field: "currentRequest", eagerly: eagerly),
+      request(ResumeDataKey.originalRequest, field: "originalRequest", eagerly: eagerly),
     ]
   }
 
-  private func request(_ key: String, field: String) -> URLRequestArchive? {
-    if let bytes = data(key) { return try? URLRequestArchive(decoding: bytes) }
+  private func request(_ key: String, field: String, eagerly: Bool) -> URLRequestArchive? {
+    if let bytes = data(key) {
+      if eagerly { return try? URLRequestArchive(archive: KeyedArchive(decoding: bytes)) }
+      return try? URLRequestArchive(decoding: bytes)
+    }
     // Network.framework keeps its requests as objects of its own archive: view one as the root.
     guard let view = objectView(field) else { return nil }
     return try? URLRequestArchive(archive: view)

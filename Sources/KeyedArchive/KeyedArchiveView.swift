@@ -1,0 +1,232 @@
+import Foundation
+import PropertyList
+
+/// A binary keyed archive read in place: the fast path of the typed views (`URLRequestArchive`,
+/// `ResumeData`), which read only the objects their fields need, straight from the bytes.
+///
+/// It exists only for archives that `KeyedArchive(decoding:)` accepts and whose dictionaries are
+/// plain (see `BinaryPropertyListView.dictionariesArePlain`); for anything else the initializer
+/// returns nil, and callers take the eager path, which reports the exact error. Its checks are
+/// `KeyedArchive.validate()`'s, read from the bytes.
+package struct KeyedArchiveView {
+  /// The property list, checked.
+  package let plist: BinaryPropertyListView
+  // The `$objects` array and `$top` dictionary, as objects of the plist.
+  private let envelope: Int
+  private let objectsArray: Int
+  private let top: Int
+  /// The number of objects in `$objects`.
+  package let count: Int
+
+  /// Checks an archive the way `KeyedArchive(decoding:limits:)` does, or returns nil when it would
+  /// fail, when it is not binary, or when it holds anything this view does not read in place.
+  package init?(_ data: Data, limits: PropertyListLimits) {
+    // The view refuses anything without the `bplist0` header, as format detection does.
+    guard let plist = try? BinaryPropertyListView(validating: data, limits: limits),
+      plist.dictionariesArePlain
+    else { return nil }
+    let envelope = plist.topObject
+    guard plist.isKind(envelope, .dictionary),
+      let objects = plist.value(envelope, forKey: "$objects"), plist.isKind(objects, .array)
+    else { return nil }
+    let count = plist.count(objects)
+    if let archiver = plist.value(envelope, forKey: "$archiver"), !plist.isKind(archiver, .string) {
+      return nil
+    }
+    if let version = plist.value(envelope, forKey: "$version"),
+      !plist.isKind(version, .integer) || plist.integer(version).int64Value == nil
+    {
+      return nil
+    }
+    guard let top = plist.value(envelope, forKey: "$top"), plist.isKind(top, .dictionary),
+      plist.count(top) > 0
+    else { return nil }
+    for position in 0..<plist.count(top) {
+      let value = plist.value(top, position)
+      guard plist.isKind(value, .uid), plist.uid(value) < UInt64(count) else { return nil }
+    }
+    // Every UID in `$objects` must name an object. When no UID anywhere in the plist is out of
+    // range, none in `$objects` is; otherwise the eager path finds which (or, when the UID lies
+    // outside `$objects`, accepts the archive).
+    if let maximum = plist.maximumUID, maximum >= UInt64(count) { return nil }
+    // Class objects are shared by their instances: each is checked once.
+    var checkedClasses = [UInt64]()
+    for index in 0..<count {
+      let object = plist.element(objects, index)
+      guard plist.isKind(object, .dictionary),
+        let classField = plist.value(object, forKey: "$class")
+      else { continue }
+      guard plist.isKind(classField, .uid) else { return nil }
+      let classUID = plist.uid(classField)
+      if checkedClasses.contains(classUID) { continue }
+      guard Self.isClassObject(classUID, objects: objects, count: count, in: plist) else {
+        return nil
+      }
+      checkedClasses.append(classUID)
+    }
+    self.plist = plist
+    self.envelope = envelope
+    objectsArray = objects
+    self.top = top
+    self.count = count
+  }
+
+  /// What `KeyedArchive.classObject` accepts: a UID naming a dictionary with a string
+  /// `$classname`, and, when present, `$classes` an array of strings.
+  private static func isClassObject(
+    _ uid: UInt64, objects: Int, count: Int, in plist: BinaryPropertyListView
+  ) -> Bool {
+    guard uid < UInt64(count) else { return false }
+    let object = plist.element(objects, Int(uid))
+    guard plist.isKind(object, .dictionary),
+      let name = plist.value(object, forKey: "$classname"), plist.isKind(name, .string)
+    else { return false }
+    guard let classes = plist.value(object, forKey: "$classes") else { return true }
+    guard plist.isKind(classes, .array) else { return false }
+    for position in 0..<plist.count(classes)
+    where !plist.isKind(plist.element(classes, position), .string) {
+      return false
+    }
+    return true
+  }
+
+  // MARK: Envelope
+
+  /// `KeyedArchive.rootKey`: `root` or `NSKeyedArchiveRootObjectKey` when present, else the first key.
+  package var rootKey: String {
+    if plist.value(top, forKey: "root") != nil { return "root" }
+    if plist.value(top, forKey: "NSKeyedArchiveRootObjectKey") != nil {
+      return "NSKeyedArchiveRootObjectKey"
+    }
+    return plist.string(plist.key(top, 0))
+  }
+
+  /// `KeyedArchive.rootUID`.
+  package var rootUID: UInt64 {
+    let value =
+      plist.value(top, forKey: "root") ?? plist.value(top, forKey: "NSKeyedArchiveRootObjectKey")
+      ?? plist.value(top, 0)
+    return plist.uid(value)
+  }
+
+  /// Whether the top-level dictionary has a key.
+  package func hasEnvelopeKey(_ key: StaticString) -> Bool {
+    plist.value(envelope, forKey: key) != nil
+  }
+
+  // MARK: Objects
+
+  /// The plist object a UID names; `uid` must be below `count`.
+  package func object(_ uid: UInt64) -> Int {
+    plist.element(objectsArray, Int(uid))
+  }
+
+  /// `KeyedArchive.isNull`.
+  package func isNull(_ uid: UInt64) -> Bool {
+    uid < UInt64(count) && plist.isString(object(uid), equalTo: "$null")
+  }
+
+  /// The UID in an instance's `$class` field (checked to name a class object), or nil when the
+  /// object is not a dictionary with one.
+  package func classUID(ofInstance object: Int) -> UInt64? {
+    guard plist.isKind(object, .dictionary), let field = plist.value(object, forKey: "$class")
+    else {
+      return nil
+    }
+    return plist.uid(field)
+  }
+
+  // The `$classes` array of a checked class object, when present and not empty, and its `$classname`.
+  private func classNames(_ classUID: UInt64) -> (name: Int, classes: Int?) {
+    let classObject = object(classUID)
+    // Checked by the initializer: both are present where they must be.
+    let name = plist.value(classObject, forKey: "$classname") ?? classObject
+    guard let classes = plist.value(classObject, forKey: "$classes"), plist.count(classes) > 0
+    else { return (name, nil) }
+    return (name, classes)
+  }
+
+  /// Whether the most derived class name of a checked class object (`mostDerivedClassName`) is `name`.
+  package func mostDerivedClassIs(_ classUID: UInt64, _ name: StaticString) -> Bool {
+    let (className, classes) = classNames(classUID)
+    return plist.isString(classes.map { plist.element($0, 0) } ?? className, equalTo: name)
+  }
+
+  /// The most derived class name of a checked class object.
+  package func mostDerivedClassName(_ classUID: UInt64) -> String {
+    let (className, classes) = classNames(classUID)
+    return plist.string(classes.map { plist.element($0, 0) } ?? className)
+  }
+
+  /// `KeyedArchive.isInstance`: whether the object a UID names is an instance whose class chain
+  /// contains `className`.
+  package func isInstance(_ uid: UInt64, of className: StaticString) -> Bool {
+    guard uid < UInt64(count), let classUID = classUID(ofInstance: object(uid)) else {
+      return false
+    }
+    let (name, classes) = classNames(classUID)
+    guard let classes else { return plist.isString(name, equalTo: className) }
+    for position in 0..<plist.count(classes)
+    where plist.isString(plist.element(classes, position), equalTo: className) {
+      return true
+    }
+    return false
+  }
+
+  /// A field of an instance decoded as `ArchiveDecoder.optionalReferenceOrInline` reads it, when
+  /// it is a string: UID 0 and absent fields are nil, another UID names the object, anything else
+  /// is the value inline. Nil when that is not a string (the decoder then fails).
+  package func referencedOrInlineString(_ fields: Int, _ key: StaticString) -> String? {
+    guard var value = plist.value(fields, forKey: key) else { return nil }
+    if plist.isKind(value, .uid) {
+      let uid = plist.uid(value)
+      guard uid != 0 else { return nil }
+      value = object(uid)
+    }
+    return plist.isKind(value, .string) ? plist.string(value) : nil
+  }
+
+  /// What `decodeRoot(limits:)` returns when the root is an NSDictionary or NSMutableDictionary
+  /// whose keys and values all name plain strings, numbers, booleans or data: its entries in
+  /// order, and whether it is mutable. Nil for any other root, or when decoding would fail.
+  package func plainRootDictionary(limits: KeyedArchiveLimits) -> (
+    entries: [ArchivedDictionaryEntry], mutable: Bool
+  )? {
+    let root = rootUID
+    guard root != 0, let classUID = classUID(ofInstance: object(root)) else { return nil }
+    let mutable = mostDerivedClassIs(classUID, "NSMutableDictionary")
+    guard mutable || mostDerivedClassIs(classUID, "NSDictionary") else { return nil }
+    let fields = object(root)
+    guard let keys = plist.value(fields, forKey: "NS.keys"), plist.isKind(keys, .array),
+      let values = plist.value(fields, forKey: "NS.objects"), plist.isKind(values, .array),
+      plist.count(keys) == plist.count(values),
+      // The visits decoding makes (the dictionary, each key, each value) and its depth (one).
+      1 + 2 * plist.count(keys) <= limits.maximumVisits, limits.effectiveMaximumDepth >= 1
+    else { return nil }
+    var entries = [ArchivedDictionaryEntry]()
+    entries.reserveCapacity(plist.count(keys))
+    for position in 0..<plist.count(keys) {
+      guard let key = plainValue(plist.element(keys, position)), case .string = key,
+        let value = plainValue(plist.element(values, position))
+      else { return nil }
+      entries.append(ArchivedDictionaryEntry(key, value))
+    }
+    return (entries, mutable)
+  }
+
+  // A reference to a plain string, number, boolean or data object, decoded as the decoder does.
+  private func plainValue(_ reference: Int) -> ArchivedValue? {
+    guard plist.isKind(reference, .uid) else { return nil }
+    let uid = plist.uid(reference)
+    guard uid != 0 else { return nil }
+    let object = object(uid)
+    switch plist.kind(object) {
+    case .string: return .string(plist.string(object))
+    case .integer: return .integer(plist.integer(object))
+    case .real: return .real(plist.real(object))
+    case .boolean: return .boolean(plist.boolean(object))
+    case .data: return .data(plist.data(object))
+    default: return nil
+    }
+  }
+}

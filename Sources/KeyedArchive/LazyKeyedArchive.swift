@@ -1,0 +1,81 @@
+import Foundation
+import PropertyList
+
+/// A keyed archive that is decoded from its bytes only when first asked for, for views that read
+/// their typed fields straight from the bytes (see `KeyedArchiveView`).
+///
+/// The bytes have already been checked to decode, so decoding cannot fail. Immutable once decoded,
+/// and the decoding is guarded by a lock, so the box can be shared across threads.
+package final class LazyKeyedArchive: @unchecked Sendable, Hashable {
+  /// How the bytes become an archive: each way reproduces, exactly, what the eager path it stands in
+  /// for would have built.
+  package enum Recipe: Sendable {
+    /// `KeyedArchive(decoding:limits:)`, which keeps the bytes for string sharing when re-encoding.
+    case decoding(KeyedArchiveLimits)
+    /// `KeyedArchive(propertyList:format:)` of the binary plist, as `ResumeData` builds its archive.
+    case propertyList(PropertyListLimits)
+  }
+
+  private let lock = NSLock()
+  // Guarded by `lock`; set once.
+  private var decoded: KeyedArchive?
+  private let bytes: Data?
+  private let recipe: Recipe?
+
+  /// A box around an archive already decoded.
+  package init(_ archive: KeyedArchive) {
+    decoded = archive
+    bytes = nil
+    recipe = nil
+  }
+
+  /// A box that decodes `bytes` on first use; the caller has checked that they decode.
+  package init(bytes: Data, recipe: Recipe) {
+    self.bytes = bytes
+    self.recipe = recipe
+  }
+
+  /// Whether the archive has not been decoded yet.
+  package var isPending: Bool {
+    lock.withLock { decoded == nil }
+  }
+
+  /// The archive, decoded now if it was not yet.
+  package var archive: KeyedArchive {
+    lock.withLock {
+      if let decoded { return decoded }
+      let archive = Self.decode(bytes ?? Data(), recipe ?? .decoding(.default))
+      decoded = archive
+      return archive
+    }
+  }
+
+  private static func decode(_ bytes: Data, _ recipe: Recipe) -> KeyedArchive {
+    do {
+      switch recipe {
+      case .decoding(let limits):
+        return try KeyedArchive(decoding: bytes, limits: limits)
+      case .propertyList(let limits):
+        return try KeyedArchive(
+          propertyList: PropertyListValue.decode(bytes, limits: limits).value, format: .binary)
+      }
+    } catch {
+      // The fast path only defers to this box after checking everything the eager decoders check
+      // (the fuzz targets compare the two on every input): reaching this is a bug in that check.
+      fatalError("an archive the fast path accepted does not decode: \(error)")
+    }
+  }
+
+  /// Equal archives. Boxes of the same bytes decoded the same way hold equal archives, so they are
+  /// equal without decoding.
+  package static func == (lhs: LazyKeyedArchive, rhs: LazyKeyedArchive) -> Bool {
+    if lhs === rhs { return true }
+    // Either recipe reads the same envelope and objects from the same bytes.
+    if let left = lhs.bytes, let right = rhs.bytes, left == right { return true }
+    return lhs.archive == rhs.archive
+  }
+
+  /// Hashes nothing: equal archives can come from different bytes, and hashing the archive would
+  /// decode it. The values holding a box hash their other fields.
+  package func hash(into hasher: inout Hasher) {}
+}

@@ -1,0 +1,224 @@
+import Foundation
+import PropertyList
+
+// The fast path of `URLRequestArchive(decoding:limits:)`: the typed fields read straight from the
+// bytes of a binary archive, without building its value tree or the archive.
+//
+// Each field is read here only in the shapes where what the bytes say is, plainly, what the
+// accessor would return through the decoded archive (a URL without a base, a method that is a
+// plain string, headers that are plain strings…); for any other shape the field is left unread
+// (nil), and its accessor takes the eager path through `archive`, which is then decoded.
+
+/// The typed fields of a request read in place. Double optionals: the outer nil means "not read
+/// here, ask the archive", the inner one is the accessor's own nil.
+final class FastFields: Sendable {
+  let rootKey: String
+  let className: String
+  let url: String??
+  let mainDocumentURL: String??
+  let httpMethod: String??
+  let headerFields: [(name: String, value: String)]?
+  let body: Data??
+  let timeoutInterval: Double?
+  let cachePolicy: Int?
+  let httpShouldHandleCookies: Bool?
+  let allowsCellularAccess: Bool?
+  let networkServiceType: Int?
+  let priority: Int?
+
+  init(_ request: InPlaceRequest) {
+    rootKey = request.archive.rootKey
+    className = request.archive.mostDerivedClassName(request.classUID)
+    url = request.url(.url)
+    mainDocumentURL = request.url(.mainDocumentURL)
+    httpMethod = request.httpMethod()
+    headerFields = request.headerFields()
+    body = request.body()
+    timeoutInterval = request.real(.timeoutInterval)
+    cachePolicy = request.integer(.cachePolicy)
+    httpShouldHandleCookies = request.boolean(.httpShouldHandleCookies)
+    allowsCellularAccess = request.boolean(.allowsCellularAccess)
+    networkServiceType = request.integer(.networkServiceType)
+    priority = request.integer(.priority)
+  }
+}
+
+extension URLRequestArchive {
+  /// Reads a request in place, or returns nil when the eager path must read it (anything it would
+  /// refuse, and anything not in the plain shape `KeyedArchiveView` reads).
+  init?(readingInPlace data: Data, limits: KeyedArchiveLimits) {
+    guard let archive = KeyedArchiveView(data, limits: limits.propertyList),
+      let request = InPlaceRequest(archive)
+    else { return nil }
+    self.init(
+      layout: request.layout, slotUIDs: request.slotUIDs, fast: FastFields(request),
+      storage: LazyKeyedArchive(bytes: data, recipe: .decoding(limits)))
+  }
+}
+
+/// The request object of an archive read in place: `URLRequestArchive(archive:)`'s checks, and its
+/// fields' accessors, read from the bytes.
+struct InPlaceRequest {
+  let archive: KeyedArchiveView
+  let fields: Int
+  let classUID: UInt64
+  let layout: URLRequestArchive.Layout
+  let slotUIDs: [UInt64]
+
+  /// Nil when `URLRequestArchive(archive:)` would throw.
+  init?(_ archive: KeyedArchiveView) {
+    guard let read = Self.read(archive) else { return nil }
+    self.archive = archive
+    (fields, classUID, layout, slotUIDs) = read
+  }
+
+  private static func read(_ archive: KeyedArchiveView) -> (
+    fields: Int, classUID: UInt64, layout: URLRequestArchive.Layout, slotUIDs: [UInt64]
+  )? {
+    let rootUID = archive.rootUID
+    let fields = archive.object(rootUID)
+    guard let classUID = archive.classUID(ofInstance: fields),
+      archive.isInstance(rootUID, of: "NSURLRequest")
+    else { return nil }
+    let layout: URLRequestArchive.Layout
+    if archive.plist.value(fields, forKey: "__nsurlrequest_proto_prop_obj_0") != nil {
+      layout = .standard
+    } else if let three = archive.plist.value(fields, forKey: "$3"),
+      archive.plist.isKind(three, .uid)
+    {
+      layout = .dollarNumbered
+    } else {
+      return nil
+    }
+    // As `findSlotUIDs` reads them, from the bytes of the keys (ASCII: the plist is plain).
+    var count = 0
+    if let declared = archive.plist.value(fields, forKey: "$2"),
+      archive.plist.isKind(declared, .integer),
+      let value = archive.plist.integer(declared).int64Value
+    {
+      count = max(0, min(Int(value), 4096))
+    }
+    var uids = [UInt64](repeating: 0, count: count)
+    let prefix: StaticString = layout == .standard ? "__nsurlrequest_proto_prop_obj_" : "$"
+    let offset = layout == .standard ? 0 : 3
+    let prefixBytes = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+    for position in 0..<archive.plist.count(fields) {
+      let value = archive.plist.value(fields, position)
+      guard archive.plist.isKind(value, .uid),
+        let key = archive.plist.asciiBytes(archive.plist.key(fields, position)),
+        let number = URLRequestArchive.slotNumber(
+          key.assumingMemoryBound(to: UInt8.self), prefix: prefixBytes)
+      else { continue }
+      let slot = number - offset
+      if slot >= 0, slot < count { uids[slot] = archive.plist.uid(value) }
+    }
+    return (fields, classUID, layout, uids)
+  }
+
+  private var plist: BinaryPropertyListView { archive.plist }
+
+  // The object in a slot, as `slotValue` starts decoding it: nil when the slot is absent or UID 0.
+  private func slotObject(_ slot: URLRequestArchive.Slot) -> Int? {
+    guard slot.rawValue < slotUIDs.count, slotUIDs[slot.rawValue] != 0 else { return nil }
+    return archive.object(slotUIDs[slot.rawValue])
+  }
+
+  // The object in a slot, as `slotObject` finds it: nil also when it is `$null`.
+  private func plainSlotObject(_ slot: URLRequestArchive.Slot) -> Int? {
+    guard slot.rawValue < slotUIDs.count, slotUIDs[slot.rawValue] != 0,
+      !archive.isNull(slotUIDs[slot.rawValue])
+    else { return nil }
+    return archive.object(slotUIDs[slot.rawValue])
+  }
+
+  /// `realValue`.
+  func real(_ slot: URLRequestArchive.Slot) -> Double? {
+    guard let object = plainSlotObject(slot) else { return nil }
+    switch plist.kind(object) {
+    case .real: return plist.real(object).value
+    case .integer: return plist.integer(object).int64Value.map(Double.init)
+    default: return nil
+    }
+  }
+
+  /// `integerValue`.
+  func integer(_ slot: URLRequestArchive.Slot) -> Int? {
+    guard let object = plainSlotObject(slot), plist.isKind(object, .integer) else { return nil }
+    return plist.integer(object).int64Value.map { Int($0) }
+  }
+
+  /// `boolValue`.
+  func boolean(_ slot: URLRequestArchive.Slot) -> Bool? {
+    guard let object = plainSlotObject(slot), plist.isKind(object, .boolean) else { return nil }
+    return plist.boolean(object)
+  }
+
+  /// `url` and `mainDocumentURL`: an NSURL without a base is its `NS.relative`. Only decoding can
+  /// resolve a base, so a URL with one is left unread.
+  func url(_ slot: URLRequestArchive.Slot) -> String?? {
+    // Anything but an instance of NSURL decodes to something else, or fails to decode: no URL.
+    guard let object = slotObject(slot), let classUID = archive.classUID(ofInstance: object),
+      archive.mostDerivedClassIs(classUID, "NSURL")
+    else { return .some(nil) }
+    guard let relative = archive.referencedOrInlineString(object, "NS.relative") else {
+      return .some(nil)
+    }
+    if let base = plist.value(object, forKey: "NS.base"), plist.isKind(base, .uid),
+      !archive.isNull(plist.uid(base))
+    {
+      return nil
+    }
+    return .some(relative)
+  }
+
+  /// `httpMethod`: a plain string object; instances (NSString, NSMutableString) are left unread.
+  func httpMethod() -> String?? {
+    guard let object = slotObject(.httpMethod) else { return .some(nil) }
+    switch plist.kind(object) {
+    case .string: return .some(plist.string(object))
+    case .dictionary: return nil
+    default: return .some(nil)
+    }
+  }
+
+  /// `body`: a plain data object; instances (NSData, NSMutableData) are left unread.
+  func body() -> Data?? {
+    guard let object = slotObject(.body) else { return .some(nil) }
+    switch plist.kind(object) {
+    case .data: return .some(plist.data(object))
+    case .dictionary: return nil
+    default: return .some(nil)
+    }
+  }
+
+  /// `headerFields` when `plainHeaderFields` reads them (or there are none); nil otherwise.
+  func headerFields() -> [(name: String, value: String)]? {
+    guard let object = slotObject(.headerFields) else { return [] }
+    guard let classUID = archive.classUID(ofInstance: object),
+      archive.mostDerivedClassIs(classUID, "NSDictionary")
+        || archive.mostDerivedClassIs(classUID, "NSMutableDictionary"),
+      let keys = plist.value(object, forKey: "NS.keys"), plist.isKind(keys, .array),
+      let values = plist.value(object, forKey: "NS.objects"), plist.isKind(values, .array),
+      plist.count(keys) == plist.count(values),
+      // The visits decoding would make: the dictionary, then each key and each value.
+      1 + 2 * plist.count(keys) <= KeyedArchiveLimits.default.maximumVisits,
+      KeyedArchiveLimits.default.effectiveMaximumDepth >= 1
+    else { return nil }
+    func string(_ reference: Int) -> String? {
+      guard plist.isKind(reference, .uid) else { return nil }
+      let uid = plist.uid(reference)
+      guard uid != 0, uid < UInt64(archive.count) else { return nil }
+      let object = archive.object(uid)
+      return plist.isKind(object, .string) ? plist.string(object) : nil
+    }
+    var result = [(name: String, value: String)]()
+    result.reserveCapacity(plist.count(keys))
+    for position in 0..<plist.count(keys) {
+      guard let name = string(plist.element(keys, position)),
+        let value = string(plist.element(values, position))
+      else { return nil }
+      result.append((name, value))
+    }
+    return result
+  }
+}

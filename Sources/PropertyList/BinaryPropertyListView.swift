@@ -1,0 +1,218 @@
+import Foundation
+
+/// A binary property list checked exactly as `BinaryPropertyListReader` checks it, then read in
+/// place: no value tree is built, and callers read only the objects they need.
+///
+/// Construction runs the reader's own parser (with a builder that builds nothing), so it accepts
+/// exactly the inputs the reader accepts and throws exactly the reader's errors. Every object
+/// reachable from the top has then been checked, and where its contents lie recorded, so the
+/// accessors, which must only be given such objects (found by following references from
+/// `topObject`), read without checking again. The view reads its own copy of the bytes.
+package final class BinaryPropertyListView {
+  /// What an object is.
+  package enum Kind: Equatable {
+    case boolean, integer, real, date, data, string, uid, array, dictionary
+  }
+
+  // The copy of the input the parser reads; owned, freed on deinit.
+  private let storage: UnsafeMutableRawBufferPointer
+  private let parser: BinaryParser<SpanBuilder>
+  /// The top-level object.
+  package let topObject: Int
+  /// Whether every dictionary has at most 64 entries, ASCII keys only, and no key twice: then a
+  /// key found in the bytes is the key the reader's (folded) dictionary holds, with the same value,
+  /// and keys compare as bytes.
+  package let dictionariesArePlain: Bool
+  /// The largest UID reachable from the top, or nil when there is none.
+  package let maximumUID: UInt64?
+
+  /// Checks a binary property list.
+  ///
+  /// - Throws: the `PropertyListError` `BinaryPropertyListReader.read` throws for these bytes.
+  package init(validating data: Data, limits: PropertyListLimits) throws {
+    guard data.count <= limits.maximumInputSize else {
+      throw PropertyListError(
+        .limitExceeded,
+        "input of \(data.count) bytes exceeds the limit of \(limits.maximumInputSize)")
+    }
+    let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: data.count, alignment: 8)
+    data.withUnsafeBytes { storage.copyMemory(from: $0) }
+    do {
+      var parser = try BinaryParser<SpanBuilder>(UnsafeRawBufferPointer(storage), limits: limits)
+      _ = try parser.readTop()
+      dictionariesArePlain = parser.builder.dictionariesArePlain
+      maximumUID = parser.builder.maximumUID
+      topObject = parser.trailer.topObject
+      self.parser = parser
+    } catch {
+      storage.deallocate()
+      throw error
+    }
+    self.storage = storage
+  }
+
+  deinit {
+    storage.deallocate()
+  }
+
+  private var bytes: UnsafeRawBufferPointer { parser.bytes }
+
+  @inline(__always)
+  private func marker(_ object: Int) -> UInt8 {
+    bytes[parser.offsets[object]]
+  }
+
+  /// What an object is.
+  package func kind(_ object: Int) -> Kind {
+    switch marker(object) >> 4 {
+    case 0x0: return .boolean
+    case 0x1: return .integer
+    case 0x2: return .real
+    case 0x3: return .date
+    case 0x4: return .data
+    case 0x5, 0x6: return .string
+    case 0x8: return .uid
+    case 0xA: return .array
+    default: return .dictionary
+    }
+  }
+
+  /// Whether an object is of a kind.
+  package func isKind(_ object: Int, _ kind: Kind) -> Bool {
+    self.kind(object) == kind
+  }
+
+  // The count of a data, string, array or dictionary object, and where its contents start, as
+  // the parser recorded them; nothing for objects it did not read (which callers never pass).
+  @inline(__always)
+  private func contents(_ object: Int) -> (count: Int, start: Int) {
+    guard parser.expandedSize[object] > 0 else { return (0, 0) }
+    let span = parser.cache[object]
+    return (span.count, span.start)
+  }
+
+  /// The number of elements of an array, or entries of a dictionary.
+  package func count(_ object: Int) -> Int {
+    contents(object).count
+  }
+
+  @inline(__always)
+  private func reference(_ start: Int, _ position: Int) -> Int {
+    let size = parser.trailer.objectRefSize
+    return Int(BinaryBytes.readSizedUInt(bytes, start + position * size, size))
+  }
+
+  /// The object an array's element refers to.
+  package func element(_ array: Int, _ position: Int) -> Int {
+    reference(contents(array).start, position)
+  }
+
+  /// The key object of a dictionary's entry.
+  package func key(_ dictionary: Int, _ position: Int) -> Int {
+    reference(contents(dictionary).start, position)
+  }
+
+  /// The value object of a dictionary's entry.
+  package func value(_ dictionary: Int, _ position: Int) -> Int {
+    let (count, start) = contents(dictionary)
+    return reference(start, count + position)
+  }
+
+  /// The value object for a key of a dictionary whose dictionaries are plain
+  /// (`dictionariesArePlain`), or nil when the key is absent.
+  package func value(_ dictionary: Int, forKey key: StaticString) -> Int? {
+    let (count, start) = contents(dictionary)
+    for position in 0..<count where isString(reference(start, position), equalTo: key) {
+      return reference(start, count + position)
+    }
+    return nil
+  }
+
+  /// The bytes of an ASCII string object, or nil for a UTF-16 one.
+  package func asciiBytes(_ object: Int) -> UnsafeRawBufferPointer? {
+    guard marker(object) >> 4 == 0x5 else { return nil }
+    let (count, start) = contents(object)
+    return UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])
+  }
+
+  /// Whether an object is a string equal to `text` (as `String` compares them).
+  package func isString(_ object: Int, equalTo text: StaticString) -> Bool {
+    switch marker(object) >> 4 {
+    case 0x5:
+      let (count, start) = contents(object)
+      // ASCII against ASCII: equal exactly when the bytes are.
+      return count == text.utf8CodeUnitCount
+        && memcmp(bytes.baseAddress! + start, text.utf8Start, count) == 0
+    case 0x6:
+      return string(object) == text.description
+    default:
+      return false
+    }
+  }
+
+  /// A string object's value.
+  package func string(_ object: Int) -> String {
+    let (count, start) = contents(object)
+    if marker(object) >> 4 == 0x5 {
+      return String(
+        decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]), as: UTF8.self)
+    }
+    return ValueBuilder.decodeUTF16(
+      UnsafeRawBufferPointer(rebasing: bytes[start..<(start + 2 * count)]))
+  }
+
+  /// A data object's bytes.
+  package func data(_ object: Int) -> Data {
+    let (count, start) = contents(object)
+    return Data(bytes: bytes.baseAddress! + start, count: count)
+  }
+
+  /// An integer object's value.
+  package func integer(_ object: Int) -> PropertyListInteger {
+    let offset = parser.offsets[object]
+    return (try? parser.area.readInteger(at: offset, marker: bytes[offset]))
+      ?? PropertyListInteger(0)
+  }
+
+  /// A real object's value.
+  package func real(_ object: Int) -> PropertyListReal {
+    let offset = parser.offsets[object]
+    if bytes[offset] & 0x0F == 2 {
+      let bits = UInt32(
+        bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self))
+      return PropertyListReal(Float(bitPattern: bits))
+    }
+    return PropertyListReal(Double(bitPattern: BinaryBytes.readUInt64(bytes, offset + 1)))
+  }
+
+  /// A boolean object's value.
+  package func boolean(_ object: Int) -> Bool {
+    marker(object) == 0x09
+  }
+
+  /// A UID object's value.
+  package func uid(_ object: Int) -> UInt64 {
+    let offset = parser.offsets[object]
+    let size = Int(bytes[offset] & 0x0F) + 1
+    return BinaryBytes.readSizedUInt(bytes, offset + 1 + max(0, size - 8), min(size, 8))
+  }
+
+  /// A scalar object (anything but an array or a dictionary) as the reader returns it.
+  package func scalar(_ object: Int) -> PropertyListValue? {
+    switch kind(object) {
+    case .boolean: return .boolean(boolean(object))
+    case .integer: return .integer(integer(object))
+    case .real: return .real(real(object))
+    case .date:
+      let offset = parser.offsets[object]
+      return .date(
+        Date(
+          timeIntervalSinceReferenceDate: Double(
+            bitPattern: BinaryBytes.readUInt64(bytes, offset + 1))))
+    case .data: return .data(data(object))
+    case .string: return .string(string(object))
+    case .uid: return .uid(uid(object))
+    case .array, .dictionary: return nil
+    }
+  }
+}

@@ -1,0 +1,240 @@
+import Foundation
+@_spi(Differential) import KeyedArchive
+import PropertyList
+import TestSupport
+import Testing
+
+/// The two ways a request archive is read: `URLRequestArchive(decoding:)` (in place when it can),
+/// and the eager path it stands in for.
+enum RequestPaths {
+  static func fast(_ data: Data) -> Result<URLRequestArchive, KeyedArchiveError> {
+    Result { try URLRequestArchive(decoding: data) }.mapError { $0 as! KeyedArchiveError }
+  }
+
+  static func eager(_ data: Data) -> Result<URLRequestArchive, KeyedArchiveError> {
+    Result { try URLRequestArchive(archive: KeyedArchive(decoding: data)) }.mapError {
+      $0 as! KeyedArchiveError
+    }
+  }
+
+  /// Where the two paths' outcomes differ, or nil when both fail with the same error or both read
+  /// the same typed fields, equal requests and archives, and the same encoding.
+  static func difference(_ data: Data) -> String? {
+    switch (fast(data), eager(data)) {
+    case (.failure(let fast), .failure(let eager)):
+      return fast == eager ? nil : "errors differ: \(fast) vs \(eager)"
+    case (.success(let fast), .success(let eager)):
+      // Typed fields first, so that they are read before anything decodes the fast archive.
+      if let field = typedDifference(fast, eager) { return "\(field) differs" }
+      if fast != eager || fast.archive != eager.archive { return "archives differ" }
+      if (try? fast.encoded()) != (try? eager.encoded()) { return "encodings differ" }
+      return nil
+    case (.success, .failure(let error)):
+      return "fast path accepts what the eager path refuses: \(error)"
+    case (.failure(let error), .success):
+      return "fast path refuses what the eager path accepts: \(error)"
+    }
+  }
+
+  static func typedDifference(_ lhs: URLRequestArchive, _ rhs: URLRequestArchive) -> String? {
+    let fields: [(String, (URLRequestArchive) -> AnyHashable?)] = [
+      ("className", { $0.className }), ("rootKey", { $0.rootKey }), ("layout", { $0.layout }),
+      ("slotCount", { $0.slotCount }), ("url", { $0.url }),
+      ("mainDocumentURL", { $0.mainDocumentURL }), ("httpMethod", { $0.httpMethod }),
+      ("headerFields", { $0.headerFields.map { [$0.name, $0.value] } }), ("body", { $0.body }),
+      ("timeoutInterval", { $0.timeoutInterval?.bitPattern }), ("cachePolicy", { $0.cachePolicy }),
+      ("httpShouldHandleCookies", { $0.httpShouldHandleCookies }),
+      ("allowsCellularAccess", { $0.allowsCellularAccess }),
+      ("networkServiceType", { $0.networkServiceType }), ("priority", { $0.priority }),
+    ]
+    return fields.first { $0.1(lhs) != $0.1(rhs) }?.0
+  }
+}
+
+/// Every file under a fixture folder, recursively, as (name, bytes).
+func fixtureFiles(_ folder: String) -> [String] {
+  let root = repositoryRoot.appendingPathComponent("Fixtures").appendingPathComponent(folder)
+  let paths = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []
+  return paths.filter { path in
+    var isDirectory: ObjCBool = false
+    let exists = FileManager.default.fileExists(
+      atPath: root.appendingPathComponent(path).path, isDirectory: &isDirectory)
+    return exists && !isDirectory.boolValue
+  }.map { folder + "/" + $0 }.sorted()
+}
+
+/// A request archive with one change made to its archive, and whether the change keeps it on the
+/// fast path.
+struct RequestVariant: Sendable, CustomTestStringConvertible {
+  let name: String
+  let bytes: @Sendable () throws -> Data
+  var testDescription: String { name }
+}
+
+/// The objects and envelope of a request archive, for variants that change them.
+func editedRequest(
+  _ file: String = "request/post-body-headers.archive",
+  _ edit: (inout [PropertyListValue]) -> Void
+) throws -> Data {
+  let archive = try KeyedArchive(decoding: fixture("archive/" + file))
+  guard case .dictionary(var envelope) = archive.propertyList,
+    case .array(var objects)? = envelope["$objects"]
+  else { throw KeyedArchiveError(.envelope, "not an archive", at: "") }
+  edit(&objects)
+  envelope["$objects"] = .array(objects)
+  return try PropertyListValue.dictionary(envelope).encoded(as: .binary)
+}
+
+/// The index of the first object a predicate holds for.
+func objectIndex(_ objects: [PropertyListValue], _ matches: (PropertyListValue) -> Bool) -> Int {
+  objects.firstIndex(where: matches) ?? 0
+}
+
+func isInstance(_ value: PropertyListValue, of className: String, in objects: [PropertyListValue])
+  -> Bool
+{
+  guard case .uid(let uid)? = value["$class"], Int(uid) < objects.count else { return false }
+  return objects[Int(uid)]["$classname"]?.stringValue == className
+}
+
+let requestVariants: [RequestVariant] = [
+  RequestVariant(name: "URL with a base URL") {
+    try editedRequest { objects in
+      let url = objectIndex(objects) { isInstance($0, of: "NSURL", in: objects) }
+      let base = objects.count
+      guard case .dictionary(var baseURL) = objects[url] else { return }
+      baseURL["NS.relative"] = .string("https://base.example/")
+      objects.append(.dictionary(baseURL))
+      guard case .dictionary(var fields) = objects[url] else { return }
+      fields["NS.base"] = .uid(UInt64(base))
+      fields["NS.relative"] = .string("relative/path")
+      objects[url] = .dictionary(fields)
+    }
+  },
+  RequestVariant(name: "method as an NSMutableString instance") {
+    try editedRequest { objects in
+      let method = objectIndex(objects) { $0 == .string("POST") }
+      let classObject = objects.count
+      objects.append(
+        .dictionary([
+          "$classname": .string("NSMutableString"),
+          "$classes": .array([.string("NSMutableString"), .string("NSString")]),
+        ]))
+      objects[method] = .dictionary([
+        "NS.string": .string("PUT"), "$class": .uid(UInt64(classObject)),
+      ])
+    }
+  },
+  RequestVariant(name: "body as an NSData instance") {
+    try editedRequest { objects in
+      let body = objectIndex(objects) { $0.dataValue != nil }
+      let classObject = objects.count
+      objects.append(.dictionary(["$classname": .string("NSData")]))
+      objects[body] = .dictionary([
+        "NS.data": .data(Data("inline".utf8)), "$class": .uid(UInt64(classObject)),
+      ])
+    }
+  },
+  RequestVariant(name: "a header value that is a number") {
+    try editedRequest { objects in
+      let value = objectIndex(objects) { $0 == .string("7f3e") }
+      objects[value] = .integer(PropertyListInteger(7))
+    }
+  },
+  RequestVariant(name: "object 0 is not $null") {
+    try editedRequest { objects in objects[0] = .string("nothing") }
+  },
+  RequestVariant(name: "a non-ASCII key") {
+    try editedRequest { objects in
+      let root = objectIndex(objects) { isInstance($0, of: "NSMutableURLRequest", in: objects) }
+      guard case .dictionary(var fields) = objects[root] else { return }
+      fields["clé"] = .integer(PropertyListInteger(1))
+      objects[root] = .dictionary(fields)
+    }
+  },
+  RequestVariant(name: "$2 above Int64.max") {
+    try editedRequest { objects in
+      let root = objectIndex(objects) { isInstance($0, of: "NSMutableURLRequest", in: objects) }
+      guard case .dictionary(var fields) = objects[root] else { return }
+      fields["$2"] = .integer(PropertyListInteger(UInt64.max))
+      objects[root] = .dictionary(fields)
+    }
+  },
+  RequestVariant(name: "timeout as an integer") {
+    try editedRequest { objects in
+      let timeout = objectIndex(objects) { $0 == .real(PropertyListReal(30.0)) }
+      objects[timeout] = .integer(PropertyListInteger(45))
+    }
+  },
+  RequestVariant(name: "a dictionary key twice") {
+    // Only the binary object table can say a key twice: the reader keeps the last value.
+    var table = try BinaryPropertyListObjectTable(
+      reading: fixture("archive/request/post-body-headers.archive"))
+    for (index, object) in table.objects.enumerated() {
+      guard case .dictionary(let keys, let values) = object, keys.count > 8 else { continue }
+      table.objects[index] = .dictionary(keys: keys + [keys[2]], values: values + [values[0]])
+      break
+    }
+    return table.encoded()
+  },
+  RequestVariant(name: "a UID out of range beside $objects, which no check covers") {
+    let archive = try KeyedArchive(decoding: fixture("archive/request/get-22-slots.archive"))
+    guard case .dictionary(var envelope) = archive.propertyList else { return Data() }
+    envelope["extra"] = .uid(9_999)
+    return try PropertyListValue.dictionary(envelope).encoded(as: .binary)
+  },
+  RequestVariant(name: "a root of 70 fields") {
+    try editedRequest { objects in
+      let root = objectIndex(objects) { isInstance($0, of: "NSMutableURLRequest", in: objects) }
+      guard case .dictionary(var fields) = objects[root] else { return }
+      for index in 0..<50 { fields["extra\(index)"] = .integer(PropertyListInteger(index)) }
+      objects[root] = .dictionary(fields)
+    }
+  },
+]
+
+@Suite("Request fast path")
+struct RequestFastPathTests {
+  @Test(
+    "Every fixture reads the same on both paths",
+    arguments: fixtureFiles("archive") + fixtureFiles("resume") + fixtureFiles("repair"))
+  func fixtures(_ file: String) throws {
+    let data = try fixture(file)
+    #expect(RequestPaths.difference(data) == nil)
+  }
+
+  @Test("Request fixtures are read in place", arguments: fixtureFiles("archive/request"))
+  func readInPlace(_ file: String) throws {
+    let request = try URLRequestArchive(decoding: fixture(file))
+    #expect(request.isReadInPlace)
+    _ = request.archive
+    #expect(!request.isReadInPlace)
+  }
+
+  @Test("Every truncation of a request archive reads the same on both paths")
+  func truncations() throws {
+    let data = try fixture("archive/request/post-body-headers.archive")
+    for length in 0..<data.count {
+      let difference = RequestPaths.difference(data.prefix(length))
+      #expect(difference == nil, "truncated to \(length) bytes")
+    }
+  }
+
+  @Test("Every byte flipped in a request archive reads the same on both paths")
+  func mutations() throws {
+    let data = try fixture("archive/request/post-body-headers.archive")
+    for position in data.indices {
+      for change: UInt8 in [0x01, 0x80, 0xFF] {
+        var mutated = data
+        mutated[position] ^= change
+        let difference = RequestPaths.difference(mutated)
+        #expect(difference == nil, "byte \(position) ^ \(change)")
+      }
+    }
+  }
+
+  @Test("Unusual shapes read the same on both paths", arguments: requestVariants)
+  func variants(_ variant: RequestVariant) throws {
+    #expect(RequestPaths.difference(try variant.bytes()) == nil)
+  }
+}
