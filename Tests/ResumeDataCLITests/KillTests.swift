@@ -79,4 +79,47 @@ struct KillTests {
     #expect(last?.header("If-Range") == "\"k1\"")
     #expect(partialSize(in: directory) == nil)
   }
+
+  @Test("Ctrl-C pauses: resume data written, its path on standard error, exit 130")
+  func interrupted() throws {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    server.serve(path: "/file", body: body, etag: "\"k1\"")
+    // The server stops after 300 KB, so the interruption lands while the download waits.
+    server.setFaults(path: "/file", [.stall(afterBytes: 300_000)])
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "resumedata-interrupt-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appendingPathComponent("out.bin").path
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = [
+      "download", server.baseURL.appendingPathComponent("file").absoluteString, "-o", output,
+      "--state-dir", directory.path, "--stall-timeout", "60",
+    ]
+    let errorPipe = Pipe()
+    process.standardError = errorPipe
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let deadline = Date().addingTimeInterval(20)
+    while server.requests(path: "/file").isEmpty || (partialSize(in: directory) ?? 0) == 0,
+      Date() < deadline
+    {
+      usleep(5_000)
+    }
+    // The state file exists once the response is accepted; give the bytes a moment to arrive.
+    usleep(300_000)
+    kill(process.processIdentifier, SIGINT)
+    let error = String(
+      decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 130)
+    let state = directory.appendingPathComponent("out.bin.resumedata").path
+    #expect(error.hasSuffix("Paused; resume data: \(state)\n"))
+    let blob = try ResumeData(decoding: try Data(contentsOf: URL(fileURLWithPath: state)))
+    #expect(blob.bytesReceived == 300_000)
+    #expect(blob.entityTag == "\"k1\"")
+    #expect(!FileManager.default.fileExists(atPath: output))
+  }
 }
