@@ -27,5 +27,13 @@ struct ResumeFuzzRegressionTests {
     #expect(again.generation == resume.generation)
     #expect(again.container == resume.container)
     #expect(again.entries == resume.entries)
+    // Whatever a repair produces reads back as resume data.
+    for target in RepairTarget.allCases {
+      if let repaired = try? resume.repaired(for: target).blob {
+        #expect(throws: Never.self, "\(target)") {
+          _ = try ResumeData(decoding: repaired.encoded())
+        }
+      }
+    }
   }
 }
