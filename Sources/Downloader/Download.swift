@@ -194,6 +194,13 @@ public actor Download {
         return finish(file)
       case .stopped:
         return paused()
+      case .throttled:
+        // Let the disk catch up, then continue where the file ends (not a failed attempt).
+        do {
+          try file.synchronize()
+        } catch {
+          return failed(error)
+        }
       case .restart(let reason):
         restarts += 1
         guard restarts <= 3 else {
@@ -261,11 +268,16 @@ public actor Download {
     return !stopRequested
   }
 
-  /// Runs beside a transfer: stall detection, progress, and the state file.
+  /// Runs beside a transfer: backpressure, stall detection, progress, and the state file.
   private func watch(_ transfer: Transfer) async {
     while !Task.isCancelled {
-      try? await Task.sleep(for: .milliseconds(100))
+      // Often enough that URLSession's unbounded queue cannot grow far between two looks.
+      try? await Task.sleep(for: .milliseconds(10))
       if Task.isCancelled { return }
+      if transfer.backlog > configuration.maximumQueuedChunks {
+        transfer.stop(.throttled)
+        return
+      }
       let now = ContinuousClock.now
       if now - transfer.lastByte > configuration.stallTimeout {
         transfer.stop(

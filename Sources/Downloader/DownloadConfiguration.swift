@@ -17,6 +17,11 @@ public struct DownloadConfiguration: Sendable {
   public var stallTimeout: Duration = .seconds(30)
   /// How failed attempts are retried.
   public var retry = RetryPolicy()
+  /// How many received chunks (16 KiB each) URLSession may hold for the download before the
+  /// transfer is stopped and continued with a range request once the disk has caught up. On Linux
+  /// URLSession queues every chunk however far its delegate lags, so this bound is what keeps
+  /// memory flat when the disk is slower than the network.
+  public var maximumQueuedChunks = 128
   /// The digest computed over the file as it arrives.
   public var digestAlgorithm: DigestAlgorithm? = .sha256
   /// The digest the finished file must have (lowercase hex of `digestAlgorithm`), if known.

@@ -24,6 +24,9 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     case failed(DownloadError)
     /// The download was paused or cancelled.
     case stopped
+    /// Stopped because URLSession held more received bytes than the file had taken (it queues
+    /// without backpressure): everything it had received was still written; continue from there.
+    case throttled
   }
 
   /// What the request asked for, to judge the response against.
@@ -65,6 +68,12 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   // Told what the response says before its body is let in (the download persists it first).
   private let accept: @Sendable (Learned) async -> Void
   private let state = Mutex(State())
+  // Serial: URLSession calls the delegate one call at a time, in order.
+  private let delegateQueue: OperationQueue = {
+    let queue = OperationQueue()
+    queue.maxConcurrentOperationCount = 1
+    return queue
+  }()
   // The Range and If-Range sent, carried over every redirect.
   private let rangeHeaders: [(String, String)]
 
@@ -83,14 +92,18 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   /// What the responses told so far.
   var learned: Learned { state.withLock { $0.learned } }
 
+  /// How many deliveries URLSession has queued for this delegate and not yet made (its queue has
+  /// no backpressure on Linux; `countOfBytesReceived` stays 0 there, so the queue is what shows
+  /// how far the delegate is behind). Each is one chunk of at most 16 KiB.
+  var backlog: Int { delegateQueue.operationCount }
+
   /// When the last body byte arrived (or the request went out).
   var lastByte: ContinuousClock.Instant { state.withLock { $0.lastByte } }
 
   /// Sends the request and waits for the exchange to end.
   func run(_ request: URLRequest, configuration: URLSessionConfiguration) async -> Outcome {
-    let queue = OperationQueue()
-    queue.maxConcurrentOperationCount = 1
-    let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+    let session = URLSession(
+      configuration: configuration, delegate: self, delegateQueue: delegateQueue)
     let outcome = await withCheckedContinuation {
       (continuation: CheckedContinuation<Outcome, Never>) in
       let task = session.dataTask(with: request)
@@ -185,7 +198,10 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // One lock per chunk: this runs for every 16 KiB and must keep up with the network.
     let writing = state.withLock { state -> Bool in
       state.lastByte = .now
-      guard state.writing, state.outcome == nil else { return false }
+      // After a throttle, what URLSession still delivers is the same contiguous stream: keep it.
+      guard state.writing, state.outcome == nil || state.outcome == .throttled else {
+        return false
+      }
       state.learned.bodyReceived += Int64(data.count)
       return true
     }

@@ -16,6 +16,14 @@ let sourceBytes: Data = {
   return Data(bytes)
 }()
 
+extension Data {
+  /// `count` copies of `data`, one after another.
+  init(repeating data: Data, count: Int) {
+    self.init()
+    for _ in 0..<count { append(data) }
+  }
+}
+
 /// A different file of the same size (the server's file replaced in place).
 let replacedBytes = Data(sourceBytes.reversed())
 
@@ -53,6 +61,9 @@ struct Scratch {
     configuration.retry = RetryPolicy(
       maximumAttempts: 4, baseDelay: .milliseconds(10), maximumDelay: .milliseconds(50), jitter: 0)
     configuration.stallTimeout = .seconds(1)
+    // The requests each test expects do not depend on how far the delegate lags (see the
+    // backpressure test for that).
+    configuration.maximumQueuedChunks = 1_000_000
     return configuration
   }
 }

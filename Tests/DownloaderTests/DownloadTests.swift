@@ -313,4 +313,32 @@ struct DownloadTests {
       #expect(server.requests(path: "/\(path)").first?.header("Authorization") == "Bearer secret")
     }
   }
+
+  @Test("Backpressure: a lagging delegate stops the transfer and continues it, never losing a byte")
+  func backpressure() async throws {
+    // 30 MB with no queue allowed at all: the delegate is behind URLSession now and then, and
+    // each time the transfer is stopped and continued from where the file ends.
+    let body = Data(repeating: sourceBytes, count: 10)
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    server.serve(path: "/big", body: body, etag: sourceTag)
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var configuration = scratch.configuration()
+    configuration.maximumQueuedChunks = 0
+    let download = try Download(
+      url: server.baseURL.appendingPathComponent("big"), destination: scratch.file("out"),
+      configuration: configuration)
+    let (result, events) = await runCollecting(download)
+    #expect(result == .completed(file: scratch.file("out"), digest: sha256(body)))
+    let requests = server.requests(path: "/big")
+    // Every continuation asked for exactly the bytes after those already on disk.
+    var offsets = [Int64]()
+    for event in milestones(events) {
+      if case .resumed(let offset) = event { offsets.append(offset) }
+    }
+    #expect(requests.dropFirst().map { $0.header("Range") } == offsets.map { "bytes=\($0)-" })
+    #expect(requests.dropFirst().allSatisfy { $0.header("If-Range") == sourceTag })
+    #expect(offsets == offsets.sorted())
+  }
 }
