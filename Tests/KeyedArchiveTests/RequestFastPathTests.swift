@@ -4,53 +4,6 @@ import PropertyList
 import TestSupport
 import Testing
 
-/// The two ways a request archive is read: `URLRequestArchive(decoding:)` (in place when it can),
-/// and the eager path it stands in for.
-enum RequestPaths {
-  static func fast(_ data: Data) -> Result<URLRequestArchive, KeyedArchiveError> {
-    Result { try URLRequestArchive(decoding: data) }.mapError { $0 as! KeyedArchiveError }
-  }
-
-  static func eager(_ data: Data) -> Result<URLRequestArchive, KeyedArchiveError> {
-    Result { try URLRequestArchive(archive: KeyedArchive(decoding: data)) }.mapError {
-      $0 as! KeyedArchiveError
-    }
-  }
-
-  /// Where the two paths' outcomes differ, or nil when both fail with the same error or both read
-  /// the same typed fields, equal requests and archives, and the same encoding.
-  static func difference(_ data: Data) -> String? {
-    switch (fast(data), eager(data)) {
-    case (.failure(let fast), .failure(let eager)):
-      return fast == eager ? nil : "errors differ: \(fast) vs \(eager)"
-    case (.success(let fast), .success(let eager)):
-      // Typed fields first, so that they are read before anything decodes the fast archive.
-      if let field = typedDifference(fast, eager) { return "\(field) differs" }
-      if fast != eager || fast.archive != eager.archive { return "archives differ" }
-      if (try? fast.encoded()) != (try? eager.encoded()) { return "encodings differ" }
-      return nil
-    case (.success, .failure(let error)):
-      return "fast path accepts what the eager path refuses: \(error)"
-    case (.failure(let error), .success):
-      return "fast path refuses what the eager path accepts: \(error)"
-    }
-  }
-
-  static func typedDifference(_ lhs: URLRequestArchive, _ rhs: URLRequestArchive) -> String? {
-    let fields: [(String, (URLRequestArchive) -> AnyHashable?)] = [
-      ("className", { $0.className }), ("rootKey", { $0.rootKey }), ("layout", { $0.layout }),
-      ("slotCount", { $0.slotCount }), ("url", { $0.url }),
-      ("mainDocumentURL", { $0.mainDocumentURL }), ("httpMethod", { $0.httpMethod }),
-      ("headerFields", { $0.headerFields.map { [$0.name, $0.value] } }), ("body", { $0.body }),
-      ("timeoutInterval", { $0.timeoutInterval?.bitPattern }), ("cachePolicy", { $0.cachePolicy }),
-      ("httpShouldHandleCookies", { $0.httpShouldHandleCookies }),
-      ("allowsCellularAccess", { $0.allowsCellularAccess }),
-      ("networkServiceType", { $0.networkServiceType }), ("priority", { $0.priority }),
-    ]
-    return fields.first { $0.1(lhs) != $0.1(rhs) }?.0
-  }
-}
-
 /// Every file under a fixture folder, recursively, as (name, bytes).
 func fixtureFiles(_ folder: String) -> [String] {
   let root = repositoryRoot.appendingPathComponent("Fixtures").appendingPathComponent(folder)
@@ -200,7 +153,7 @@ struct RequestFastPathTests {
     arguments: fixtureFiles("archive") + fixtureFiles("resume") + fixtureFiles("repair"))
   func fixtures(_ file: String) throws {
     let data = try fixture(file)
-    #expect(RequestPaths.difference(data) == nil)
+    #expect(RequestDifferential.difference(data) == nil)
   }
 
   @Test("Request fixtures are read in place", arguments: fixtureFiles("archive/request"))
@@ -215,7 +168,7 @@ struct RequestFastPathTests {
   func truncations() throws {
     let data = try fixture("archive/request/post-body-headers.archive")
     for length in 0..<data.count {
-      let difference = RequestPaths.difference(data.prefix(length))
+      let difference = RequestDifferential.difference(data.prefix(length))
       #expect(difference == nil, "truncated to \(length) bytes")
     }
   }
@@ -227,7 +180,7 @@ struct RequestFastPathTests {
       for change: UInt8 in [0x01, 0x80, 0xFF] {
         var mutated = data
         mutated[position] ^= change
-        let difference = RequestPaths.difference(mutated)
+        let difference = RequestDifferential.difference(mutated)
         #expect(difference == nil, "byte \(position) ^ \(change)")
       }
     }
@@ -235,6 +188,6 @@ struct RequestFastPathTests {
 
   @Test("Unusual shapes read the same on both paths", arguments: requestVariants)
   func variants(_ variant: RequestVariant) throws {
-    #expect(RequestPaths.difference(try variant.bytes()) == nil)
+    #expect(RequestDifferential.difference(try variant.bytes()) == nil)
   }
 }

@@ -5,55 +5,6 @@ import PropertyList
 import TestSupport
 import Testing
 
-/// The two ways a blob is read: `ResumeData(decoding:)` (in place when it can), and the eager path.
-enum ResumePaths {
-  /// Where the two paths' outcomes differ, or nil when both fail with the same error or both read
-  /// the same typed fields, requests and findings, equal blobs and archives, and the same encoding.
-  static func difference(_ data: Data) -> String? {
-    let fast = Result { try ResumeData(decoding: data) }.mapError { $0 as! ResumeDataError }
-    let eager = Result { try ResumeData(decodingEagerly: data) }.mapError {
-      $0 as! ResumeDataError
-    }
-    switch (fast, eager) {
-    case (.failure(let fast), .failure(let eager)):
-      return fast == eager ? nil : "errors differ: \(fast) vs \(eager)"
-    case (.success(let fast), .success(let eager)):
-      // Typed fields first, so that they are read before anything decodes the fast archives.
-      if let field = typedDifference(fast, eager) { return "\(field) differs" }
-      if fast != eager || fast.archive != eager.archive { return "blobs differ" }
-      if (try? fast.encoded()) != (try? eager.encoded()) { return "encodings differ" }
-      return nil
-    case (.success, .failure(let error)):
-      return "fast path accepts what the eager path refuses: \(error)"
-    case (.failure(let error), .success):
-      return "fast path refuses what the eager path accepts: \(error)"
-    }
-  }
-
-  static func typedDifference(_ lhs: ResumeData, _ rhs: ResumeData) -> String? {
-    func request(_ request: URLRequestArchive?) -> [AnyHashable?] {
-      guard let request else { return [] }
-      return [
-        request.url, request.httpMethod, request.headerFields.map { [$0.name, $0.value] },
-        request.timeoutInterval?.bitPattern, request.rootKey, request.layout, request.body,
-        request.className, request.slotCount,
-      ]
-    }
-    let fields: [(String, (ResumeData) -> AnyHashable?)] = [
-      ("generation", { $0.generation }), ("container", { $0.container }),
-      ("entries", { $0.entries }), ("entry order", { $0.entries.keys }),
-      ("archivedEntries", { $0.archivedEntries }), ("downloadURL", { $0.downloadURL }),
-      ("bytesReceived", { $0.bytesReceived }), ("entityTag", { $0.entityTag }),
-      ("serverDownloadDate", { $0.serverDownloadDate }), ("tempFileName", { $0.tempFileName }),
-      ("localPath", { $0.localPath }), ("byteRange", { $0.byteRange }),
-      ("infoVersion", { $0.infoVersion }), ("unknownKeys", { $0.unknownKeys }),
-      ("currentRequest", { request($0.currentRequest) }),
-      ("originalRequest", { request($0.originalRequest) }), ("findings", { $0.findings() }),
-    ]
-    return fields.first { $0.1(lhs) != $0.1(rhs) }?.0
-  }
-}
-
 /// Every file under a fixture folder, recursively.
 func allFixtures(_ folder: String) -> [String] {
   let root = repositoryRoot.appendingPathComponent("Fixtures").appendingPathComponent(folder)
@@ -72,13 +23,13 @@ struct ResumeFastPathTests {
     "Every fixture reads the same on both paths",
     arguments: allFixtures("resume") + allFixtures("repair") + allFixtures("archive"))
   func fixtures(_ file: String) throws {
-    #expect(ResumePaths.difference(try fixture(file)) == nil)
+    #expect(ResumeDifferential.difference(try fixture(file)) == nil)
   }
 
   @Test("Built blobs of every generation read the same on both paths")
   func builtBlobs() throws {
     for blob in try blobs() {
-      #expect(ResumePaths.difference(blob.bytes) == nil, "\(blob.name)")
+      #expect(ResumeDifferential.difference(blob.bytes) == nil, "\(blob.name)")
     }
   }
 
@@ -99,7 +50,8 @@ struct ResumeFastPathTests {
   func truncations() throws {
     let data = try fixture("resume/keyed-v4.archive")
     for length in stride(from: 0, to: data.count, by: 7) {
-      #expect(ResumePaths.difference(data.prefix(length)) == nil, "truncated to \(length) bytes")
+      #expect(
+        ResumeDifferential.difference(data.prefix(length)) == nil, "truncated to \(length) bytes")
     }
   }
 
@@ -109,7 +61,7 @@ struct ResumeFastPathTests {
     for position in stride(from: 0, to: data.count, by: 3) {
       var mutated = data
       mutated[position] ^= position % 2 == 0 ? 0x01 : 0x80
-      #expect(ResumePaths.difference(mutated) == nil, "byte \(position)")
+      #expect(ResumeDifferential.difference(mutated) == nil, "byte \(position)")
     }
   }
 }

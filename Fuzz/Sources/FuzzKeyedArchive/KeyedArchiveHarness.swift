@@ -47,62 +47,11 @@ enum KeyedArchiveHarness {
   // MARK: 0. The request fast path against the eager path
 
   /// `URLRequestArchive(decoding:)` reads binary archives in place when it can; whatever it does,
-  /// it must give what the eager path (`init(archive: KeyedArchive(decoding:))`) gives: the same
-  /// error, or a request with the same typed fields, equal to the eager one, and encoding to the
-  /// same bytes.
+  /// it must give what the eager path gives (see `RequestDifferential`).
   static func checkFastPath(_ data: Data) {
-    let fast = Result { try URLRequestArchive(decoding: data, limits: limits) }
-    let eager = Result {
-      try URLRequestArchive(archive: KeyedArchive(decoding: data, limits: limits))
+    if let difference = RequestDifferential.difference(data, limits: limits) {
+      fatalError("the request fast path and the eager path differ: \(difference)")
     }
-    switch (fast, eager) {
-    case (.failure(let fastError), .failure(let eagerError)):
-      if fastError as? KeyedArchiveError != eagerError as? KeyedArchiveError {
-        fatalError("fast path error \(fastError) differs from the eager path's \(eagerError)")
-      }
-    case (.success(let fast), .success(let eager)):
-      let inPlace = fast.isReadInPlace
-      // Read every typed field before anything decodes the fast request's archive.
-      if let difference = typedDifference(fast, eager) {
-        fatalError("fast path (in place: \(inPlace)) differs from the eager path: \(difference)")
-      }
-      if fast != eager || fast.archive != eager.archive {
-        fatalError(
-          "fast path (in place: \(inPlace)) request or archive differs from the eager path's")
-      }
-      if (try? fast.encoded()) != (try? eager.encoded()) {
-        fatalError("fast path (in place: \(inPlace)) encodes differently from the eager path")
-      }
-    case (.success(let request), .failure(let error)):
-      fatalError(
-        "fast path accepted (in place: \(request.isReadInPlace)) what the eager path refuses: \(error)"
-      )
-    case (.failure(let error), .success):
-      fatalError("fast path refused what the eager path accepts: \(error)")
-    }
-  }
-
-  /// The first typed field in which two requests differ, or nil.
-  static func typedDifference(_ lhs: URLRequestArchive, _ rhs: URLRequestArchive) -> String? {
-    if lhs.className != rhs.className { return "className" }
-    if lhs.rootKey != rhs.rootKey { return "rootKey" }
-    if lhs.layout != rhs.layout || lhs.slotCount != rhs.slotCount { return "layout" }
-    if lhs.url != rhs.url { return "url" }
-    if lhs.mainDocumentURL != rhs.mainDocumentURL { return "mainDocumentURL" }
-    if lhs.httpMethod != rhs.httpMethod { return "httpMethod" }
-    if !lhs.headerFields.elementsEqual(rhs.headerFields, by: { $0 == $1 }) { return "headerFields" }
-    if lhs.body != rhs.body { return "body" }
-    if lhs.timeoutInterval?.bitPattern != rhs.timeoutInterval?.bitPattern {
-      return "timeoutInterval"
-    }
-    if lhs.cachePolicy != rhs.cachePolicy { return "cachePolicy" }
-    if lhs.httpShouldHandleCookies != rhs.httpShouldHandleCookies {
-      return "httpShouldHandleCookies"
-    }
-    if lhs.allowsCellularAccess != rhs.allowsCellularAccess { return "allowsCellularAccess" }
-    if lhs.networkServiceType != rhs.networkServiceType { return "networkServiceType" }
-    if lhs.priority != rhs.priority { return "priority" }
-    return nil
   }
 
   // MARK: 1. Binary round trip

@@ -45,74 +45,11 @@ enum ResumeDataHarness {
   }
 
   /// `ResumeData(decoding:)` reads binary keyed blobs in place when it can; whatever it does, it
-  /// must give what the eager path gives: the same error, or a blob with the same typed fields,
-  /// requests and findings, equal to the eager one, and encoding to the same bytes.
+  /// must give what the eager path gives (see `ResumeDifferential`).
   static func checkFastPath(_ data: Data) {
-    let fast = Result { try ResumeData(decoding: data, limits: limits) }
-    let eager = Result { try ResumeData(decodingEagerly: data, limits: limits) }
-    switch (fast, eager) {
-    case (.failure(let fastError), .failure(let eagerError)):
-      if fastError as? ResumeDataError != eagerError as? ResumeDataError {
-        fatalError("fast path error \(fastError) differs from the eager path's \(eagerError)")
-      }
-    case (.success(let fast), .success(let eager)):
-      let inPlace = fast.isReadInPlace
-      // Read every typed field before anything decodes the fast blob's archives.
-      if let difference = typedDifference(fast, eager) {
-        fatalError("fast path (in place: \(inPlace)) differs from the eager path: \(difference)")
-      }
-      if fast != eager || fast.archive != eager.archive {
-        fatalError("fast path (in place: \(inPlace)) blob or archive differs from the eager path's")
-      }
-      if (try? fast.encoded()) != (try? eager.encoded()) {
-        fatalError("fast path (in place: \(inPlace)) encodes differently from the eager path")
-      }
-    case (.success(let blob), .failure(let error)):
-      fatalError(
-        "fast path accepted (in place: \(blob.isReadInPlace)) what the eager path refuses: \(error)"
-      )
-    case (.failure(let error), .success):
-      fatalError("fast path refused what the eager path accepts: \(error)")
+    if let difference = ResumeDifferential.difference(data, limits: limits) {
+      fatalError("the resume fast path and the eager path differ: \(difference)")
     }
-  }
-
-  /// The first typed field in which two blobs differ, or nil.
-  static func typedDifference(_ lhs: ResumeData, _ rhs: ResumeData) -> String? {
-    if lhs.generation != rhs.generation || lhs.container != rhs.container { return "form" }
-    if lhs.entries != rhs.entries || Array(lhs.entries.keys) != Array(rhs.entries.keys) {
-      return "entries"
-    }
-    if lhs.archivedEntries != rhs.archivedEntries { return "archivedEntries" }
-    if lhs.downloadURL != rhs.downloadURL || lhs.bytesReceived != rhs.bytesReceived {
-      return "downloadURL or bytesReceived"
-    }
-    if lhs.entityTag != rhs.entityTag || lhs.serverDownloadDate != rhs.serverDownloadDate {
-      return "validators"
-    }
-    if lhs.tempFileName != rhs.tempFileName || lhs.localPath != rhs.localPath
-      || lhs.byteRange != rhs.byteRange || lhs.infoVersion != rhs.infoVersion
-    {
-      return "file fields"
-    }
-    if lhs.unknownKeys != rhs.unknownKeys { return "unknownKeys" }
-    for (name, left, right) in [
-      ("currentRequest", lhs.currentRequest, rhs.currentRequest),
-      ("originalRequest", lhs.originalRequest, rhs.originalRequest),
-    ] {
-      guard let left, let right else {
-        if (left == nil) != (right == nil) { return name }
-        continue
-      }
-      if left.url != right.url || left.httpMethod != right.httpMethod
-        || !left.headerFields.elementsEqual(right.headerFields, by: { $0 == $1 })
-        || left.timeoutInterval?.bitPattern != right.timeoutInterval?.bitPattern
-        || left.rootKey != right.rootKey || left.layout != right.layout || left.body != right.body
-      {
-        return name
-      }
-    }
-    if lhs.findings() != rhs.findings() { return "findings" }
-    return nil
   }
 
   /// Repairs, converts and edits a decoded blob; each result that is produced must read back.

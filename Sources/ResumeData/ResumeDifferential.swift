@@ -1,0 +1,63 @@
+import Foundation
+@_spi(Differential) import KeyedArchive
+
+/// The check that `ResumeData(decoding:)`, which reads binary keyed blobs in place when it can,
+/// gives exactly what the eager path (`init(decodingEagerly:)`) gives. For the differential tests
+/// and the fuzz harness.
+@_spi(Differential)
+public enum ResumeDifferential {
+  /// Where the two paths' outcomes differ, or nil when both fail with the same error, or both read
+  /// the same typed fields, requests and findings, equal blobs and archives, and the same encoding.
+  public static func difference(_ data: Data, limits: KeyedArchiveLimits = .default) -> String? {
+    let fast = Result { try ResumeData(decoding: data, limits: limits) }
+    let eager = Result { try ResumeData(decodingEagerly: data, limits: limits) }
+    switch (fast, eager) {
+    case (.failure(let fastError), .failure(let eagerError)):
+      return fastError as? ResumeDataError == eagerError as? ResumeDataError
+        ? nil : "errors differ: \(fastError) vs \(eagerError)"
+    case (.success(let fast), .success(let eager)):
+      let inPlace = fast.isReadInPlace
+      // Typed fields first, so that they are read before anything decodes the fast archives.
+      if let field = typedDifference(fast, eager) {
+        return "\(field) differs (in place: \(inPlace))"
+      }
+      if fast != eager || fast.archive != eager.archive {
+        return "blobs or archives differ (in place: \(inPlace))"
+      }
+      if (try? fast.encoded()) != (try? eager.encoded()) {
+        return "encodings differ (in place: \(inPlace))"
+      }
+      return nil
+    case (.success(let blob), .failure(let error)):
+      return
+        "fast path accepts (in place: \(blob.isReadInPlace)) what the eager path refuses: \(error)"
+    case (.failure(let error), .success):
+      return "fast path refuses what the eager path accepts: \(error)"
+    }
+  }
+
+  /// The first typed field in which two blobs differ, or nil.
+  public static func typedDifference(_ lhs: ResumeData, _ rhs: ResumeData) -> String? {
+    for (name, left, right) in [
+      ("currentRequest", lhs.currentRequest, rhs.currentRequest),
+      ("originalRequest", lhs.originalRequest, rhs.originalRequest),
+    ] {
+      guard let left, let right else {
+        if (left == nil) != (right == nil) { return name }
+        continue
+      }
+      if let field = RequestDifferential.typedDifference(left, right) { return "\(name).\(field)" }
+    }
+    let fields: [(String, (ResumeData) -> AnyHashable?)] = [
+      ("generation", { $0.generation }), ("container", { $0.container }),
+      ("entries", { $0.entries }), ("entry order", { $0.entries.keys }),
+      ("archivedEntries", { $0.archivedEntries }), ("downloadURL", { $0.downloadURL }),
+      ("bytesReceived", { $0.bytesReceived }), ("entityTag", { $0.entityTag }),
+      ("serverDownloadDate", { $0.serverDownloadDate }), ("tempFileName", { $0.tempFileName }),
+      ("localPath", { $0.localPath }), ("byteRange", { $0.byteRange }),
+      ("infoVersion", { $0.infoVersion }), ("unknownKeys", { $0.unknownKeys }),
+      ("findings", { $0.findings() }),
+    ]
+    return fields.first { $0.1(lhs) != $0.1(rhs) }?.0
+  }
+}
