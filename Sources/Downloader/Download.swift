@@ -181,7 +181,13 @@ public actor Download {
         file: file,
         expectation: .init(offset: offset, sentRange: offset > 0, knownTotal: total),
         rangeHeaders: rangeHeaders, emit: { [eventSink] in eventSink.yield($0) },
-        accept: { learned in await self.accepted(learned) })
+        accept: { [record = record, file] learned in
+          // On the delegate queue, which waits for it: no hop to this actor (the executor it
+          // would need may be the very thread that waits).
+          var record = record
+          record.learn(learned)
+          if record.stateFile != nil { _ = try? record.persist(file) }
+        })
       self.transfer = transfer
       let watchdog = Task { await self.watch(transfer) }
       let outcome = await transfer.run(
@@ -240,15 +246,6 @@ public actor Download {
     return nil
   }
 
-  /// A response whose body goes into the file: its validators are recorded, and persisted before
-  /// the first byte is written.
-  private func accepted(_ learned: Transfer.Learned) {
-    learn(learned)
-    guard configuration.stateFile != nil, let file else { return }
-    lastPersist = (.now, file.length)
-    _ = try? persist()
-  }
-
   private func learn(_ learned: Transfer.Learned) {
     if let url = learned.url { currentRequest.url = url.absoluteString }
     if learned.wrote {
@@ -286,7 +283,8 @@ public actor Download {
               .stalled, "no byte arrived for \(configuration.stallTimeout.components.seconds) s")))
         return
       }
-      if let learned = transfer.learned.total { total = learned }
+      // What the response told (validators, redirects, length) goes into what is persisted.
+      learn(transfer.learned)
       reportProgress(now)
       // The first bytes are persisted at once (a kill a moment later still resumes), then the
       // state file follows every persist interval while bytes arrive.
@@ -396,40 +394,16 @@ public actor Download {
   @discardableResult
   private func persist() throws(DownloadError) -> Data {
     guard let file else { throw DownloadError(.io, "the partial file is not open") }
-    let length = file.length
-    try file.synchronize()
-    let data = try resumeData(bytes: length)
-    if let stateFile = configuration.stateFile {
-      do {
-        try data.write(to: stateFile, options: .atomic)
-      } catch {
-        throw DownloadError(.io, "cannot write \(stateFile.path): \(error.localizedDescription)")
-      }
-    }
-    return data
+    return try record.persist(file)
   }
 
-  /// Resume data in Apple's layout for `bytes` on disk.
-  private func resumeData(bytes: Int64) throws(DownloadError) -> Data {
-    var entries: PropertyListDictionary = [
-      ResumeDataKey.downloadURL: .string(currentRequest.url),
-      ResumeDataKey.bytesReceived: .integer(PropertyListInteger(bytes)),
-    ]
-    do {
-      entries[ResumeDataKey.currentRequest] = .data(
-        try URLRequestArchive(currentRequest).encoded())
-      entries[ResumeDataKey.originalRequest] = .data(
-        try URLRequestArchive(originalRequest).encoded())
-      if let entityTag { entries[ResumeDataKey.entityTag] = .string(entityTag) }
-      if let lastModified { entries[ResumeDataKey.serverDownloadDate] = .string(lastModified) }
-      entries[ResumeDataKey.tempFileName] = .string(tempFileName)
-      return try ResumeData(
-        building: entries, as: configuration.resumeDataGeneration,
-        temporaryDirectory: partialURL.deletingLastPathComponent()
-      ).encoded()
-    } catch {
-      throw DownloadError(.io, "cannot make resume data: \(error)")
-    }
+  /// What resume data records about this download now.
+  private var record: ResumeRecord {
+    ResumeRecord(
+      original: originalRequest, current: currentRequest, entityTag: entityTag,
+      lastModified: lastModified, tempFileName: tempFileName,
+      directory: partialURL.deletingLastPathComponent(),
+      generation: configuration.resumeDataGeneration, stateFile: configuration.stateFile)
   }
 
   /// Moves the finished file into place, replacing what is there, across file systems if need be.
@@ -457,5 +431,62 @@ public actor Download {
   static func randomSuffix() -> String {
     let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
     return String((0..<6).map { _ in alphabet.randomElement()! })
+  }
+}
+
+/// What resume data records about a download: its requests, validators and partial file.
+struct ResumeRecord: Sendable {
+  var original: URLRequestFields
+  var current: URLRequestFields
+  var entityTag: String?
+  var lastModified: String?
+  var tempFileName: String
+  var directory: URL
+  var generation: ResumeDataGeneration
+  var stateFile: URL?
+
+  /// Takes in what a response told: the URL it came from, and (when its body goes into the file)
+  /// its validators.
+  mutating func learn(_ learned: Transfer.Learned) {
+    if let url = learned.url { current.url = url.absoluteString }
+    if learned.wrote {
+      entityTag = learned.entityTag
+      lastModified = learned.lastModified
+    }
+  }
+
+  /// Flushes the partial file, then writes the resume data for what is on disk (atomically, to
+  /// the state file when there is one).
+  func persist(_ file: PartialFile) throws(DownloadError) -> Data {
+    let length = file.length
+    try file.synchronize()
+    let data = try encoded(bytes: length)
+    if let stateFile {
+      do {
+        try data.write(to: stateFile, options: .atomic)
+      } catch {
+        throw DownloadError(.io, "cannot write \(stateFile.path): \(error.localizedDescription)")
+      }
+    }
+    return data
+  }
+
+  /// Resume data in Apple's layout for `bytes` on disk.
+  func encoded(bytes: Int64) throws(DownloadError) -> Data {
+    var entries: PropertyListDictionary = [
+      ResumeDataKey.downloadURL: .string(current.url),
+      ResumeDataKey.bytesReceived: .integer(PropertyListInteger(bytes)),
+    ]
+    do {
+      entries[ResumeDataKey.currentRequest] = .data(try URLRequestArchive(current).encoded())
+      entries[ResumeDataKey.originalRequest] = .data(try URLRequestArchive(original).encoded())
+      if let entityTag { entries[ResumeDataKey.entityTag] = .string(entityTag) }
+      if let lastModified { entries[ResumeDataKey.serverDownloadDate] = .string(lastModified) }
+      entries[ResumeDataKey.tempFileName] = .string(tempFileName)
+      return try ResumeData(building: entries, as: generation, temporaryDirectory: directory)
+        .encoded()
+    } catch {
+      throw DownloadError(.io, "cannot make resume data: \(error)")
+    }
   }
 }

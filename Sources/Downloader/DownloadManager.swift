@@ -250,7 +250,8 @@ public actor DownloadManager {
   }
 
   private func forward(_ id: TaskID, _ event: DownloadEvent) {
-    if case .progress(let progress) = event {
+    // Events reach here by a task of their own: a last progress report may come after the end.
+    if case .progress(let progress) = event, records[id]?.state != .completed {
       records[id]?.bytes = progress.bytes
       records[id]?.expected = progress.expected
     }

@@ -65,8 +65,9 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   private let file: PartialFile
   private let expectation: Expectation
   private let emit: @Sendable (DownloadEvent) -> Void
-  // Told what the response says before its body is let in (the download persists it first).
-  private let accept: @Sendable (Learned) async -> Void
+  // Told what the response says before its body is let in (the download persists it first);
+  // runs on the delegate queue.
+  private let accept: @Sendable (Learned) -> Void
   private let state = Mutex(State())
   // Serial: URLSession calls the delegate one call at a time, in order.
   private let delegateQueue: OperationQueue = {
@@ -80,7 +81,7 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   init(
     file: PartialFile, expectation: Expectation, rangeHeaders: [(String, String)],
     emit: @escaping @Sendable (DownloadEvent) -> Void,
-    accept: @escaping @Sendable (Learned) async -> Void
+    accept: @escaping @Sendable (Learned) -> Void
   ) {
     self.file = file
     self.expectation = expectation
@@ -176,16 +177,9 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
       // The body is let in only once the download has recorded the validators it belongs to, so
       // that a process killed at any later instant leaves resume data that can continue it.
       // Foundation on Linux delivers body data before the completion handler below is called,
-      // so holding the handler back would not hold the data back: this (serial) delegate queue
-      // waits instead, and no data callback runs until the state is persisted.
-      let learned = learned
-      let accept = accept
-      let persisted = DispatchSemaphore(value: 0)
-      Task {
-        await accept(learned)
-        persisted.signal()
-      }
-      persisted.wait()
+      // so holding the handler back would not hold the data back; persisting here, on this
+      // serial delegate queue, holds back every data callback instead.
+      accept(learned)
       state.withLock { $0.writing = true }
       completionHandler(.allow)
     case .end(let outcome):

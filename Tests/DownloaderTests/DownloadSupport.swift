@@ -34,9 +34,14 @@ func sha256(_ data: Data) -> String {
   (try? StreamingDigest.digest(.sha256, of: data).hexString) ?? ""
 }
 
+/// A server configuration for downloads: a response the client abandons (a cancelled 404 page, a
+/// restart) leaves the server writing into a socket nobody reads, and `stop()` waits for that
+/// write to time out, so the timeout is short.
+let quickServer = TestHTTPServer.Configuration(idleTimeout: .seconds(1))
+
 /// A server holding the source at `/file`.
 func sourceServer() throws -> TestHTTPServer {
-  let server = try TestHTTPServer()
+  let server = try TestHTTPServer(configuration: quickServer)
   server.serve(path: "/file", body: sourceBytes, etag: sourceTag, lastModified: sourceModified)
   return server
 }

@@ -319,7 +319,7 @@ struct DownloadTests {
     // 30 MB with no queue allowed at all: the delegate is behind URLSession now and then, and
     // each time the transfer is stopped and continued from where the file ends.
     let body = Data(repeating: sourceBytes, count: 10)
-    let server = try TestHTTPServer()
+    let server = try TestHTTPServer(configuration: quickServer)
     defer { server.stop() }
     server.serve(path: "/big", body: body, etag: sourceTag)
     let scratch = try Scratch()

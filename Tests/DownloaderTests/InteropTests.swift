@@ -21,7 +21,7 @@ struct InteropTests {
       "network-framework.blob",
     ])
   func appleLayouts(fixture: String) async throws {
-    let server = try TestHTTPServer()
+    let server = try TestHTTPServer(configuration: quickServer)
     defer { server.stop() }
     server.serve(path: "/file", body: sourceBytes, etag: fixtureTag, lastModified: sourceModified)
     let scratch = try Scratch()

@@ -7,7 +7,7 @@ import Testing
 struct ManagerTests {
   /// A server with `count` files at `/f0`, `/f1`, …, each the source reversed at a different place.
   func servers(files count: Int) throws -> (TestHTTPServer, [Data]) {
-    let server = try TestHTTPServer()
+    let server = try TestHTTPServer(configuration: quickServer)
     var bodies = [Data]()
     for index in 0..<count {
       let body = sourceBytes.prefix(200_000 + index * 1_000)
