@@ -34,13 +34,10 @@ public actor Download {
   public nonisolated let destination: URL
   private let configuration: DownloadConfiguration
 
-  // The request as first made, and the one that continues it (its URL updated by redirects).
-  private let originalRequest: URLRequestFields
-  private var currentRequest: URLRequestFields
+  // What resume data records: the request as first made, the one that continues it (its URL
+  // updated by redirects), the validators and the partial file's name.
+  private var record: ResumeRecord
   private let partialURL: URL
-  private let tempFileName: String
-  private var entityTag: String?
-  private var lastModified: String?
   private var total: Int64?
   private var file: PartialFile?
   private var transfer: Transfer?
@@ -106,12 +103,11 @@ public actor Download {
     lastModified: String?, destination: URL, configuration: DownloadConfiguration
   ) {
     (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
-    originalRequest = original
-    currentRequest = current
+    record = ResumeRecord(
+      original: original, current: current, entityTag: entityTag, lastModified: lastModified,
+      tempFileName: name, directory: partial.deletingLastPathComponent(),
+      generation: configuration.resumeDataGeneration, stateFile: configuration.stateFile)
     partialURL = partial
-    tempFileName = name
-    self.entityTag = entityTag
-    self.lastModified = lastModified
     self.destination = destination
     self.configuration = configuration
   }
@@ -153,13 +149,13 @@ public actor Download {
     while true {
       if stopRequested { return paused() }
       let offset = file.length
-      let requestRange = currentRequest.headerFields.first {
+      let requestRange = record.current.headerFields.first {
         $0.name.caseInsensitiveCompare("Range") == .orderedSame
       }?.value
       var rangeHeaders = [(String, String)]()
       if offset > 0 {
         // Without a validator the server cannot say the file is unchanged: never splice.
-        let validator = strongTag ?? lastModified
+        let validator = strongTag ?? record.lastModified
         switch HTTPRange.resumeHeader(received: offset, requestRange: requestRange) {
         case .complete:
           return finish(file)
@@ -228,7 +224,7 @@ public actor Download {
 
   /// The ETag when it is strong (a weak one cannot validate a byte range).
   private var strongTag: String? {
-    guard let entityTag, !entityTag.hasPrefix("W/") else { return nil }
+    guard let entityTag = record.entityTag, !entityTag.hasPrefix("W/") else { return nil }
     return entityTag
   }
 
@@ -239,19 +235,15 @@ public actor Download {
     } catch {
       return .failed(error, resumeData: nil)
     }
-    entityTag = nil
-    lastModified = nil
+    record.entityTag = nil
+    record.lastModified = nil
     total = nil
     eventSink.yield(.restarted(reason: reason))
     return nil
   }
 
   private func learn(_ learned: Transfer.Learned) {
-    if let url = learned.url { currentRequest.url = url.absoluteString }
-    if learned.wrote {
-      entityTag = learned.entityTag
-      lastModified = learned.lastModified
-    }
+    record.learn(learned)
     if let learnedTotal = learned.total { total = learnedTotal }
   }
 
@@ -323,11 +315,11 @@ public actor Download {
 
   private func request(_ rangeHeaders: [(String, String)]) -> URLRequest {
     // The URL was checked to parse when the download was made, and redirects only hand out URLs.
-    var request = URLRequest(url: URL(string: currentRequest.url)!)
+    var request = URLRequest(url: URL(string: record.current.url)!)
     request.httpMethod = "GET"
-    request.timeoutInterval = currentRequest.timeoutInterval
+    request.timeoutInterval = record.current.timeoutInterval
     let replaced: Set<String> = ["range", "if-range", "accept-encoding"]
-    for header in currentRequest.headerFields where !replaced.contains(header.name.lowercased()) {
+    for header in record.current.headerFields where !replaced.contains(header.name.lowercased()) {
       request.addValue(header.value, forHTTPHeaderField: header.name)
     }
     for (name, value) in rangeHeaders { request.setValue(value, forHTTPHeaderField: name) }
@@ -340,14 +332,14 @@ public actor Download {
     let configuration = URLSessionConfiguration.ephemeral
     configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
     configuration.urlCache = nil
-    configuration.timeoutIntervalForRequest = currentRequest.timeoutInterval
+    configuration.timeoutIntervalForRequest = record.current.timeoutInterval
     return configuration
   }
 
   // MARK: Endings
 
   private func finish(_ file: PartialFile) -> DownloadResult {
-    let ownRange = currentRequest.headerFields.contains {
+    let ownRange = record.current.headerFields.contains {
       $0.name.caseInsensitiveCompare("Range") == .orderedSame
     }
     // A request for part of a resource ends short of its total by design.
@@ -395,15 +387,6 @@ public actor Download {
   private func persist() throws(DownloadError) -> Data {
     guard let file else { throw DownloadError(.io, "the partial file is not open") }
     return try record.persist(file)
-  }
-
-  /// What resume data records about this download now.
-  private var record: ResumeRecord {
-    ResumeRecord(
-      original: originalRequest, current: currentRequest, entityTag: entityTag,
-      lastModified: lastModified, tempFileName: tempFileName,
-      directory: partialURL.deletingLastPathComponent(),
-      generation: configuration.resumeDataGeneration, stateFile: configuration.stateFile)
   }
 
   /// Moves the finished file into place, replacing what is there, across file systems if need be.

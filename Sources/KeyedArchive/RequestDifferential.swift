@@ -12,26 +12,37 @@ public enum RequestDifferential {
     let eager = Result {
       try URLRequestArchive(archive: KeyedArchive(decoding: data, limits: limits))
     }
+    return compare(
+      fast, eager, sameError: { $0 as? KeyedArchiveError == $1 as? KeyedArchiveError },
+      inPlace: \.isReadInPlace, typedDifference: typedDifference,
+      same: { $0 == $1 && $0.archive == $1.archive }, encoded: { try $0.encoded() })
+  }
+
+  /// The comparison both differentials make: the same error, or values with the same typed
+  /// fields (read first, before anything decodes the fast value's archive), equal, and encoding
+  /// to the same bytes.
+  public static func compare<Value>(
+    _ fast: Result<Value, any Error>, _ eager: Result<Value, any Error>,
+    sameError: (any Error, any Error) -> Bool, inPlace: (Value) -> Bool,
+    typedDifference: (Value, Value) -> String?,
+    same: (Value, Value) -> Bool, encoded: (Value) throws -> Data
+  ) -> String? {
     switch (fast, eager) {
     case (.failure(let fastError), .failure(let eagerError)):
-      return fastError as? KeyedArchiveError == eagerError as? KeyedArchiveError
+      return sameError(fastError, eagerError)
         ? nil : "errors differ: \(fastError) vs \(eagerError)"
     case (.success(let fast), .success(let eager)):
-      let inPlace = fast.isReadInPlace
-      // Typed fields first, so that they are read before anything decodes the fast archive.
+      let inPlace = inPlace(fast)
       if let field = typedDifference(fast, eager) {
         return "\(field) differs (in place: \(inPlace))"
       }
-      if fast != eager || fast.archive != eager.archive {
-        return "requests or archives differ (in place: \(inPlace))"
-      }
-      if (try? fast.encoded()) != (try? eager.encoded()) {
+      if !same(fast, eager) { return "values or archives differ (in place: \(inPlace))" }
+      if (try? encoded(fast)) != (try? encoded(eager)) {
         return "encodings differ (in place: \(inPlace))"
       }
       return nil
-    case (.success(let request), .failure(let error)):
-      return
-        "fast path accepts (in place: \(request.isReadInPlace)) what the eager path refuses: \(error)"
+    case (.success(let value), .failure(let error)):
+      return "fast path accepts (in place: \(inPlace(value))) what the eager path refuses: \(error)"
     case (.failure(let error), .success):
       return "fast path refuses what the eager path accepts: \(error)"
     }

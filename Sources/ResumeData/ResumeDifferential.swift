@@ -11,29 +11,10 @@ public enum ResumeDifferential {
   public static func difference(_ data: Data, limits: KeyedArchiveLimits = .default) -> String? {
     let fast = Result { try ResumeData(decoding: data, limits: limits) }
     let eager = Result { try ResumeData(decodingEagerly: data, limits: limits) }
-    switch (fast, eager) {
-    case (.failure(let fastError), .failure(let eagerError)):
-      return fastError as? ResumeDataError == eagerError as? ResumeDataError
-        ? nil : "errors differ: \(fastError) vs \(eagerError)"
-    case (.success(let fast), .success(let eager)):
-      let inPlace = fast.isReadInPlace
-      // Typed fields first, so that they are read before anything decodes the fast archives.
-      if let field = typedDifference(fast, eager) {
-        return "\(field) differs (in place: \(inPlace))"
-      }
-      if fast != eager || fast.archive != eager.archive {
-        return "blobs or archives differ (in place: \(inPlace))"
-      }
-      if (try? fast.encoded()) != (try? eager.encoded()) {
-        return "encodings differ (in place: \(inPlace))"
-      }
-      return nil
-    case (.success(let blob), .failure(let error)):
-      return
-        "fast path accepts (in place: \(blob.isReadInPlace)) what the eager path refuses: \(error)"
-    case (.failure(let error), .success):
-      return "fast path refuses what the eager path accepts: \(error)"
-    }
+    return RequestDifferential.compare(
+      fast, eager, sameError: { $0 as? ResumeDataError == $1 as? ResumeDataError },
+      inPlace: \.isReadInPlace, typedDifference: typedDifference,
+      same: { $0 == $1 && $0.archive == $1.archive }, encoded: { try $0.encoded() })
   }
 
   /// The first typed field in which two blobs differ, or nil.

@@ -4,18 +4,6 @@ import PropertyList
 import TestSupport
 import Testing
 
-/// Every file under a fixture folder, recursively, as (name, bytes).
-func fixtureFiles(_ folder: String) -> [String] {
-  let root = repositoryRoot.appendingPathComponent("Fixtures").appendingPathComponent(folder)
-  let paths = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []
-  return paths.filter { path in
-    var isDirectory: ObjCBool = false
-    let exists = FileManager.default.fileExists(
-      atPath: root.appendingPathComponent(path).path, isDirectory: &isDirectory)
-    return exists && !isDirectory.boolValue
-  }.map { folder + "/" + $0 }.sorted()
-}
-
 /// A request archive with one change made to its archive, and whether the change keeps it on the
 /// fast path.
 struct RequestVariant: Sendable, CustomTestStringConvertible {
@@ -150,13 +138,14 @@ let requestVariants: [RequestVariant] = [
 struct RequestFastPathTests {
   @Test(
     "Every fixture reads the same on both paths",
-    arguments: fixtureFiles("archive") + fixtureFiles("resume") + fixtureFiles("repair"))
+    arguments: fixturesRecursively("archive") + fixturesRecursively("resume")
+      + fixturesRecursively("repair"))
   func fixtures(_ file: String) throws {
     let data = try fixture(file)
     #expect(RequestDifferential.difference(data) == nil)
   }
 
-  @Test("Request fixtures are read in place", arguments: fixtureFiles("archive/request"))
+  @Test("Request fixtures are read in place", arguments: fixturesRecursively("archive/request"))
   func readInPlace(_ file: String) throws {
     let request = try URLRequestArchive(decoding: fixture(file))
     #expect(request.isReadInPlace)

@@ -19,16 +19,7 @@ let snapshotCommands: [[String]] = [
 ]
 
 /// Every blob under Fixtures/resume (truncated ones included), as a path relative to the repository.
-let snapshotFixtures: [String] = {
-  let folder = repositoryRoot.appendingPathComponent("Fixtures/resume")
-  let files =
-    FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?
-    .compactMap { $0 as? URL }.filter { !$0.hasDirectoryPath } ?? []
-  return files.map {
-    "Fixtures/resume/"
-      + $0.standardizedFileURL.path.dropFirst(folder.standardizedFileURL.path.count + 1)
-  }.sorted()
-}()
+let snapshotFixtures = fixturesRecursively("resume").map { "Fixtures/" + $0 }
 
 /// An argument as a shell would need it quoted.
 func shellQuoted(_ argument: String) -> String {

@@ -5,23 +5,12 @@ import PropertyList
 import TestSupport
 import Testing
 
-/// Every file under a fixture folder, recursively.
-func allFixtures(_ folder: String) -> [String] {
-  let root = repositoryRoot.appendingPathComponent("Fixtures").appendingPathComponent(folder)
-  let paths = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []
-  return paths.filter { path in
-    var isDirectory: ObjCBool = false
-    let exists = FileManager.default.fileExists(
-      atPath: root.appendingPathComponent(path).path, isDirectory: &isDirectory)
-    return exists && !isDirectory.boolValue
-  }.map { folder + "/" + $0 }.sorted()
-}
-
 @Suite("Resume fast path")
 struct ResumeFastPathTests {
   @Test(
     "Every fixture reads the same on both paths",
-    arguments: allFixtures("resume") + allFixtures("repair") + allFixtures("archive"))
+    arguments: fixturesRecursively("resume") + fixturesRecursively("repair")
+      + fixturesRecursively("archive"))
   func fixtures(_ file: String) throws {
     #expect(ResumeDifferential.difference(try fixture(file)) == nil)
   }

@@ -22,3 +22,16 @@ public func filesInRepository(_ folder: String) -> [String] {
   let path = repositoryRoot.appendingPathComponent(folder).path
   return ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
 }
+
+/// Every file under a folder of `Fixtures/`, recursively, as paths relative to `Fixtures/`
+/// (`resume/truncated/nw-archive.blob`), sorted; empty when the folder is absent.
+public func fixturesRecursively(_ folder: String) -> [String] {
+  let root = repositoryRoot.appendingPathComponent("Fixtures").appendingPathComponent(folder)
+  let paths = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []
+  return paths.filter { path in
+    var isDirectory: ObjCBool = false
+    let exists = FileManager.default.fileExists(
+      atPath: root.appendingPathComponent(path).path, isDirectory: &isDirectory)
+    return exists && !isDirectory.boolValue
+  }.map { folder + "/" + $0 }.sorted()
+}
