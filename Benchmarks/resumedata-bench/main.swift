@@ -627,21 +627,11 @@ enum ArchiveBenchmark {
     """
 
   static func run(_ arguments: [String]) -> Int32 {
-    var options = TimingOptions()
-    var remaining = arguments[...]
     let hint = "resumedata-bench archive [--rounds <n>] [--round-time <seconds>]"
-    while let argument = remaining.popFirst() {
-      if let problem = options.parse(argument, &remaining) {
-        if problem.isEmpty { continue }
-        return usageError(problem, hint: hint)
-      }
-      switch argument {
-      case "-h", "--help":
-        print(usage)
-        return 0
-      default:
-        return usageError("unexpected argument '\(argument)'", hint: hint)
-      }
+    let options: TimingOptions
+    switch timingOptionsOnly(arguments, usage: usage, hint: hint) {
+    case .success(let parsed): options = parsed
+    case .failure(let status): return status.code
     }
     var random = SeededGenerator(seed: 0xA2C4)
     let headers = [
