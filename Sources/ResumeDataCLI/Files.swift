@@ -16,6 +16,11 @@ enum Files {
           .unreadableInput, "cannot read standard input: \(error.localizedDescription)", file: "-")
       }
     }
+    return try read(path, limit: maximumInputSize)
+  }
+
+  /// Reads a named file of at most `limit` bytes.
+  static func read(_ path: String, limit: Int) throws(CommandError) -> Data {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
       throw CommandError(.unreadableInput, "no such file", file: path)
@@ -31,10 +36,10 @@ enum Files {
     }
     defer { try? handle.close() }
     do {
-      let data = try handle.read(upToCount: maximumInputSize + 1) ?? Data()
-      guard data.count <= maximumInputSize else {
+      let data = try handle.read(upToCount: limit + 1) ?? Data()
+      guard data.count <= limit else {
         throw CommandError(
-          .unreadableInput, "larger than the \(maximumInputSize)-byte input limit", file: path)
+          .unreadableInput, "larger than the \(limit)-byte input limit", file: path)
       }
       return data
     } catch let error as CommandError {
@@ -46,16 +51,75 @@ enum Files {
 
   /// Writes an output file atomically (a temporary file in the same directory, then a rename), so a
   /// failure never leaves a half-written file in place; `-` writes to standard output.
-  static func write(_ data: Data, to path: String, streams: Streams) throws(CommandError) {
-    if path == "-" {
+  static func write(_ data: Data, to path: String, streams: Streams?) throws(CommandError) {
+    if path == "-", let streams {
       streams.writeStandardOutput(data)
       return
     }
-    do {
-      try data.write(to: URL(fileURLWithPath: path), options: .atomic)
-    } catch {
-      throw CommandError(.failure, "cannot write: \(reason(error))", file: path)
+    let url = URL(fileURLWithPath: path)
+    let directory = url.deletingLastPathComponent().path
+    // A temporary name beside the file, so that the rename stays on one file system; created
+    // exclusively, with the permissions a new file gets (the umask applies), or the replaced
+    // file's own (Foundation's atomic write would reset them).
+    let temporary =
+      directory + "/." + url.lastPathComponent + "."
+      + String(UInt64.random(in: 0...UInt64.max), radix: 36) + ".tmp"
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+    guard descriptor >= 0 else {
+      throw CommandError(.failure, "cannot write: \(String(cString: strerror(errno)))", file: path)
     }
+    var failure: Int32 = 0
+    var existing = stat()
+    if stat(path, &existing) == 0, fchmod(descriptor, existing.st_mode & 0o7777) != 0 {
+      failure = errno
+    }
+    if failure == 0 {
+      failure = data.withUnsafeBytes { bytes in
+        var offset = 0
+        while offset < bytes.count {
+          let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+          if written < 0 {
+            if errno == EINTR { continue }
+            return errno
+          }
+          offset += written
+        }
+        return 0
+      }
+    }
+    // Flushed before the rename, so that a crash of the machine cannot leave the new name on
+    // an empty file.
+    if failure == 0, fsync(descriptor) != 0 { failure = errno }
+    close(descriptor)
+    if failure == 0, rename(temporary, path) != 0 { failure = errno }
+    if failure != 0 {
+      unlink(temporary)
+      throw CommandError(
+        .failure, "cannot write: \(String(cString: strerror(failure)))", file: path)
+    }
+  }
+
+  /// Replaces a file's contents atomically (a temporary file in the same directory, then a
+  /// rename): at any instant the path holds either the old bytes or the new. With `backup`, the
+  /// old file is first linked (or, where links are not allowed, copied) to `PATH.bak`; an existing
+  /// `PATH.bak` is an error rather than lose the original it may hold.
+  static func replace(_ path: String, with data: Data, backup: Bool) throws(CommandError) {
+    if backup {
+      let backupPath = path + ".bak"
+      if link(path, backupPath) != 0 {
+        let linkError = errno
+        guard linkError != EEXIST else {
+          throw CommandError(.failure, "\(backupPath) already exists; not replacing it", file: path)
+        }
+        do {
+          try FileManager.default.copyItem(atPath: path, toPath: backupPath)
+        } catch {
+          throw CommandError(
+            .failure, "cannot back up to \(backupPath): \(reason(error))", file: path)
+        }
+      }
+    }
+    try write(data, to: path, streams: nil)
   }
 
   private static func reason(_ error: Error) -> String {

@@ -18,6 +18,8 @@ public enum ResumeDataTool {
       repair            Repair a resume blob for the system that will resume it.
       convert           Convert a resume blob to another generation.
       edit              Point a resume blob at a new URL, or change its request headers.
+      batch             Diagnose, repair or convert NDJSON streams of resume blobs, on
+                        every core, one result a record.
       plist             Convert a property list between XML, binary and typed JSON.
       archive           Print a keyed archive's object graph, as text or JSON.
       download          Download a URL with resume, writing Apple-compatible resume data.
@@ -58,7 +60,8 @@ public enum ResumeDataTool {
 
   /// The subcommands, which each have their own `--help`.
   static let subcommands = [
-    "inspect", "validate", "repair", "convert", "edit", "plist", "archive", "download", "resume",
+    "inspect", "validate", "repair", "convert", "edit", "batch", "plist", "archive", "download",
+    "resume",
     "downloads",
   ]
 
@@ -90,6 +93,8 @@ public enum ResumeDataTool {
       try ConvertCommand.run(rest, streams: streams)
     case "edit":
       try EditCommand.run(rest, streams: streams)
+    case "batch":
+      return try BatchCommand.run(rest, streams: streams)
     case "download":
       try DownloadCommand.download(rest, streams: streams)
     case "resume":

@@ -1,0 +1,276 @@
+import Dispatch
+import Foundation
+import PropertyList
+import ResumeData
+import Synchronization
+
+/// `resumedata batch [FILE|-...] [--jobs N] [--target T | --to GEN] …`: a stream filter over
+/// NDJSON records of resume blobs, one result a record, in input order.
+enum BatchCommand {
+  /// The text `resumedata batch --help` prints.
+  static let help = """
+    USAGE: resumedata batch [FILE|-...] [--jobs N] [--target T | --to GEN [--format F]
+                            [--info-version N]] [--temp-dir DIR] [--in-place [--backup]]
+                            [--max-record-bytes N]
+
+    Reads resume blobs as NDJSON, one record a line:
+      {"id": ..., "blob": "<base64>"}    or    {"id": ..., "path": "FILE"}
+    and writes one JSON result a line, in input order: the record's line and id, whether
+    it is ok, the blob's generation, container and findings, and with --target or --to
+    the repaired or converted blob (base64; or, with --in-place, the file it replaced).
+    A malformed line or blob gets an error result and the stream goes on. The id may be
+    any JSON value and is echoed exactly as written; other members are ignored.
+
+    Without --target or --to, each blob is diagnosed: "findings" are those of
+    `resumedata inspect`. With --target, each is repaired as `resumedata repair` does;
+    with --to, converted as `resumedata convert` does: "findings" are then what changed,
+    and "output" holds the new blob and its own diagnosis.
+
+    ARGUMENTS:
+      FILE|-            NDJSON files to read in turn; - or none reads standard input.
+
+    OPTIONS:
+      --jobs N          Records processed at once (default: the number of cores). The
+                        output is the same for every N; memory is bounded whatever the
+                        input's length.
+      --target T        Repair every blob for this system (see `resumedata repair --help`).
+      --to GEN          Convert every blob to this generation (see `resumedata convert`).
+      --format FORMAT   With --to: xml or binary.
+      --info-version N  With --to keyed: the NSURLSessionResumeInfoVersion to write.
+      --temp-dir DIR    The directory holding the partial files (sizes only).
+      --in-place        Write the result of a "path" record back to its file, atomically
+                        (a temporary file, then a rename), instead of into the output.
+                        An unchanged blob is not rewritten.
+      --backup          With --in-place: keep the original as FILE.bak first (a record
+                        whose FILE.bak already exists fails rather than lose it).
+      --max-record-bytes N
+                        Longest line or "path" file accepted (default 67108864); a longer
+                        one gets an error result without being held in memory.
+      -h, --help        Show this help.
+
+    OUTPUT (one line a record; see docs/cli/batch.md):
+      {"schemaVersion":1,"input":"-","line":1,"id":"a","ok":true,"generation":"v2",
+       "container":"xml-plist","resumable":true,"findings":[...],"output":null,"error":null}
+
+    EXIT STATUS:
+      0 when every record is ok, 1 when any is not, 64 for a usage error, 66 when an
+      input file cannot be read (the other files are still processed).
+
+    """
+
+  /// Runs `resumedata batch` with the arguments after its name.
+  static func run(_ arguments: [String], streams: Streams) throws(CommandError) -> ExitCode {
+    guard
+      let parsed = try Arguments.command(
+        arguments, help: help,
+        options: [
+          "--jobs", "--target", "--to", "--format", "--info-version", "--temp-dir",
+          "--max-record-bytes",
+        ],
+        flags: ["--in-place", "--backup"], streams: streams)
+    else { return .success }
+    let settings = try BatchSettings(parsed)
+    let jobs = try parsed.value("--jobs").map { (text) throws(CommandError) in
+      guard let jobs = Int(text), (1...BatchSettings.maximumJobs).contains(jobs) else {
+        throw .usage("--jobs must be a whole number from 1 to \(BatchSettings.maximumJobs)")
+      }
+      return jobs
+    }
+    let runner = BatchRunner(
+      settings: settings, jobs: jobs ?? max(1, ProcessInfo.processInfo.activeProcessorCount),
+      streams: streams)
+    let inputs = parsed.positionals.isEmpty ? ["-"] : parsed.positionals
+    var recordFailed = false
+    var inputFailed = false
+    for input in inputs {
+      do throws(CommandError) {
+        if try !runner.run(input) { recordFailed = true }
+      } catch {
+        streams.printError(error.rendered)
+        inputFailed = true
+      }
+    }
+    return inputFailed ? .unreadableInput : recordFailed ? .failure : .success
+  }
+}
+
+/// What `batch` does to each record, from its command line.
+struct BatchSettings: Sendable {
+  /// What is done to every blob.
+  enum Operation: Sendable {
+    case diagnose
+    case repair(RepairTarget)
+    case convert(ResumeDataGeneration, format: PropertyListFormat?, infoVersion: Int?)
+  }
+
+  /// Most `--jobs` accepted.
+  static let maximumJobs = 256
+  /// Default of `--max-record-bytes`.
+  static let defaultMaximumRecordBytes = 64 << 20
+
+  var operation: Operation
+  var temporaryDirectory: URL?
+  var inPlace: Bool
+  var backup: Bool
+  var maximumRecordBytes: Int
+
+  init(_ parsed: Arguments) throws(CommandError) {
+    let target = parsed.value("--target")
+    let generation = parsed.value("--to")
+    switch (target, generation) {
+    case (.some, .some):
+      throw .usage("give --target or --to, not both")
+    case (let target?, nil):
+      operation = .repair(try ResumeInput.target(target))
+    case (nil, let name?):
+      guard let generation = ResumeDataGeneration(rawValue: name) else {
+        let names = ResumeDataGeneration.allCases.map(\.rawValue).joined(separator: ", ")
+        throw .usage("--to must be one of \(names), not '\(name)'")
+      }
+      let format = try parsed.value("--format").map { (name) throws(CommandError) in
+        guard let format = PropertyListFormat(rawValue: name) else {
+          throw .usage("--format must be xml or binary, not '\(name)'")
+        }
+        return format
+      }
+      let infoVersion = try parsed.value("--info-version").map { (text) throws(CommandError) in
+        guard let version = Int(text), version >= 0 else {
+          throw .usage("--info-version must be a whole number, not '\(text)'")
+        }
+        return version
+      }
+      operation = .convert(generation, format: format, infoVersion: infoVersion)
+    case (nil, nil):
+      operation = .diagnose
+    }
+    if case .convert = operation {
+    } else if parsed.value("--format") != nil || parsed.value("--info-version") != nil {
+      throw .usage("--format and --info-version go with --to")
+    }
+    temporaryDirectory = parsed.temporaryDirectory
+    inPlace = parsed.has("--in-place")
+    backup = parsed.has("--backup")
+    if backup, !inPlace { throw .usage("--backup goes with --in-place") }
+    if inPlace, case .diagnose = operation {
+      throw .usage("--in-place needs --target or --to: there is nothing to write")
+    }
+    maximumRecordBytes =
+      try parsed.value("--max-record-bytes").map {
+        (text) throws(CommandError) in
+        guard let bytes = Int(text), bytes > 0, bytes <= Files.maximumInputSize else {
+          throw .usage(
+            "--max-record-bytes must be a whole number from 1 to \(Files.maximumInputSize)")
+        }
+        return bytes
+      } ?? Self.defaultMaximumRecordBytes
+  }
+}
+
+/// Reads one NDJSON input in windows of lines, processes each window on `jobs` threads and
+/// writes its results in input order: at most one window of lines and results is held at once.
+struct BatchRunner: Sendable {
+  let settings: BatchSettings
+  let jobs: Int
+  let streams: Streams
+
+  /// Lines read before a window is processed: enough to keep every thread busy between the
+  /// window's ends.
+  var windowLines: Int { 256 * jobs }
+  /// Bytes of lines after which a window is processed even if it has fewer lines.
+  static let windowBytes = 32 << 20
+
+  /// Processes every line of `input` (a file, or `-`).
+  ///
+  /// - Returns: whether every record was ok.
+  func run(_ input: String) throws(CommandError) -> Bool {
+    let descriptor: Int32
+    if input == "-" {
+      descriptor = -1
+    } else {
+      descriptor = try Self.openInput(input)
+    }
+    defer { if descriptor >= 0 { close(descriptor) } }
+    var readPart = streams.readStandardInputPart
+    if descriptor >= 0 {
+      readPart = { buffer in try readDescriptor(descriptor, into: buffer) }
+    }
+    var reader = LineReader(maximumLength: settings.maximumRecordBytes, readPart: readPart)
+    var allOk = true
+    var lineNumber = 0
+    while true {
+      var window: [LineReader.Line] = []
+      var bytes = 0
+      do {
+        while window.count < windowLines, bytes < Self.windowBytes, let line = try reader.next() {
+          if case .text(let text) = line { bytes += text.count }
+          window.append(line)
+        }
+      } catch {
+        // Whatever was read before the failure is still processed and written.
+        _ = process(window, firstLine: lineNumber + 1, input: input)
+        throw CommandError(
+          .unreadableInput, "cannot read: \(error.localizedDescription)", file: input)
+      }
+      guard !window.isEmpty else { return allOk }
+      allOk = process(window, firstLine: lineNumber + 1, input: input) && allOk
+      lineNumber += window.count
+    }
+  }
+
+  /// Processes a window and writes its results; whether every record was ok.
+  private func process(_ window: [LineReader.Line], firstLine: Int, input: String) -> Bool {
+    let processor = BatchProcessor(settings: settings, input: input)
+    var results = [BatchProcessor.Result?](repeating: nil, count: window.count)
+    if jobs == 1 || window.count == 1 {
+      for index in window.indices {
+        results[index] = processor.process(window[index], line: firstLine + index)
+      }
+    } else {
+      let shared = SharedWindow()
+      DispatchQueue.concurrentPerform(iterations: min(jobs, window.count)) { _ in
+        var done: [(Int, BatchProcessor.Result)] = []
+        while true {
+          let index = shared.next.wrappingAdd(1, ordering: .relaxed).oldValue
+          guard index < window.count else { break }
+          done.append((index, processor.process(window[index], line: firstLine + index)))
+        }
+        shared.finished.withLock { $0.append(contentsOf: done) }
+      }
+      shared.finished.withLock { finished in
+        for (index, result) in finished { results[index] = result }
+      }
+    }
+    var text = ""
+    var allOk = true
+    for result in results {
+      // Every index was processed exactly once above.
+      guard let result else { continue }
+      text += result.json
+      text += "\n"
+      allOk = allOk && result.ok
+    }
+    streams.writeStandardOutput(Data(text.utf8))
+    return allOk
+  }
+
+  /// Opens a named NDJSON input for reading.
+  private static func openInput(_ path: String) throws(CommandError) -> Int32 {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      throw CommandError(
+        .unreadableInput, "cannot open: \(String(cString: strerror(errno)))", file: path)
+    }
+    var status = stat()
+    if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+      close(descriptor)
+      throw CommandError(.unreadableInput, "is a directory", file: path)
+    }
+    return descriptor
+  }
+}
+
+/// What the threads of one window share: the next line to take, and the results they made.
+private final class SharedWindow: Sendable {
+  let next = Atomic<Int>(0)
+  let finished = Mutex<[(Int, BatchProcessor.Result)]>([])
+}

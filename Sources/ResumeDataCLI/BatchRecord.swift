@@ -1,0 +1,295 @@
+import Foundation
+
+/// One input line of `resumedata batch`: `{"id": …, "blob": "<base64>"}` or
+/// `{"id": …, "path": "…"}`.
+///
+/// The line is read by a strict RFC 8259 scanner of our own rather than `JSONSerialization`, for
+/// two things a pipeline needs: the `id` is echoed exactly as written (a round trip through
+/// `Double` would change `12345678901234567890` or `1.0`), and an error names the column it is at.
+struct BatchRecord {
+  /// Where the blob of a record comes from.
+  enum Source {
+    /// The blob's bytes, still base64 (the string with its JSON escapes undone).
+    case base64([UInt8])
+    /// A file holding the blob.
+    case path(String)
+  }
+
+  /// The `id` value's JSON text, as written; nil when the record has none.
+  var id: String?
+  /// Where the blob comes from.
+  var source: Source
+
+  /// A line that is not a record: where (1-based byte column) and what, with the id when it was
+  /// read before the problem.
+  struct Failure: Error {
+    var column: Int
+    var message: String
+    var id: String?
+  }
+
+  /// Deepest nesting accepted inside an `id`, so that `[[[[…` cannot exhaust the stack.
+  static let maximumDepth = 64
+
+  /// Reads a record from one line (without its line break).
+  init(line: UnsafeBufferPointer<UInt8>) throws(Failure) {
+    var scanner = JSONScanner(line)
+    var id: String?
+    var source: Source?
+    do throws(JSONScanner.Failure) {
+      scanner.skipWhitespace()
+      guard !scanner.atEnd else { throw scanner.failure("empty line; expected a JSON object") }
+      try scanner.expect(UInt8(ascii: "{"), "a record must be a JSON object")
+      scanner.skipWhitespace()
+      if !scanner.consume(UInt8(ascii: "}")) {
+        repeat {
+          scanner.skipWhitespace()
+          let keyStart = scanner.position
+          guard scanner.peek == UInt8(ascii: "\"") else {
+            throw scanner.failure("expected a member name in double quotes")
+          }
+          let key = try scanner.string()
+          scanner.skipWhitespace()
+          try scanner.expect(UInt8(ascii: ":"), "expected ':' after a member name")
+          scanner.skipWhitespace()
+          let valueStart = scanner.position
+          if key.elementsEqual("id".utf8) {
+            guard id == nil else { throw scanner.failure("duplicate \"id\"", at: keyStart) }
+            try scanner.skipValue(depth: Self.maximumDepth)
+            id = scanner.text(from: valueStart)
+          } else if key.elementsEqual("blob".utf8) || key.elementsEqual("path".utf8) {
+            guard source == nil else {
+              throw scanner.failure("a record has one \"blob\" or one \"path\"", at: keyStart)
+            }
+            guard scanner.peek == UInt8(ascii: "\"") else {
+              throw scanner.failure("\"\(String(decoding: key, as: UTF8.self))\" must be a string")
+            }
+            let value = try scanner.string()
+            if key.count == 4, key[0] == UInt8(ascii: "b") {
+              source = .base64(value)
+            } else {
+              guard let path = String(validating: value, as: UTF8.self), !path.isEmpty,
+                !path.utf8.contains(0)
+              else {
+                throw scanner.failure("\"path\" must be a non-empty file name", at: valueStart)
+              }
+              source = .path(path)
+            }
+          } else {
+            // Other members are allowed (a pipeline may carry its own), but must be valid JSON.
+            try scanner.skipValue(depth: Self.maximumDepth)
+          }
+          scanner.skipWhitespace()
+        } while scanner.consume(UInt8(ascii: ","))
+        try scanner.expect(UInt8(ascii: "}"), "expected ',' or '}' in the record")
+      }
+      scanner.skipWhitespace()
+      guard scanner.atEnd else { throw scanner.failure("text after the record") }
+    } catch {
+      throw Failure(column: error.offset + 1, message: error.message, id: id)
+    }
+    guard let source else {
+      throw Failure(column: 1, message: "a record needs a \"blob\" or a \"path\"", id: id)
+    }
+    self.id = id
+    self.source = source
+  }
+}
+
+/// A cursor over the bytes of one JSON text, checking RFC 8259's grammar as it goes.
+private struct JSONScanner {
+  struct Failure: Error {
+    var offset: Int
+    var message: String
+  }
+
+  private let bytes: UnsafeBufferPointer<UInt8>
+  private(set) var position = 0
+
+  init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+  var atEnd: Bool { position >= bytes.count }
+  var peek: UInt8? { atEnd ? nil : bytes[position] }
+
+  func failure(_ message: String, at offset: Int? = nil) -> Failure {
+    Failure(offset: offset ?? position, message: message)
+  }
+
+  func text(from start: Int) -> String {
+    String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+  }
+
+  mutating func skipWhitespace() {
+    while let byte = peek,
+      byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+        || byte == UInt8(ascii: "\n")
+    {
+      position += 1
+    }
+  }
+
+  mutating func consume(_ byte: UInt8) -> Bool {
+    guard peek == byte else { return false }
+    position += 1
+    return true
+  }
+
+  mutating func expect(_ byte: UInt8, _ message: String) throws(Failure) {
+    guard consume(byte) else { throw failure(message) }
+  }
+
+  /// Checks any JSON value, nested at most `depth` deep.
+  mutating func skipValue(depth: Int) throws(Failure) {
+    guard depth > 0 else { throw failure("nested deeper than \(BatchRecord.maximumDepth) levels") }
+    guard let byte = peek else { throw failure("expected a value") }
+    switch byte {
+    case UInt8(ascii: "\""):
+      _ = try string()
+    case UInt8(ascii: "{"), UInt8(ascii: "["):
+      let isObject = byte == UInt8(ascii: "{")
+      let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+      position += 1
+      skipWhitespace()
+      if consume(close) { return }
+      repeat {
+        skipWhitespace()
+        if isObject {
+          guard peek == UInt8(ascii: "\"") else {
+            throw failure("expected a member name in double quotes")
+          }
+          _ = try string()
+          skipWhitespace()
+          try expect(UInt8(ascii: ":"), "expected ':' after a member name")
+          skipWhitespace()
+        }
+        try skipValue(depth: depth - 1)
+        skipWhitespace()
+      } while consume(UInt8(ascii: ","))
+      try expect(close, isObject ? "expected ',' or '}'" : "expected ',' or ']'")
+    case UInt8(ascii: "t"): try literal("true")
+    case UInt8(ascii: "f"): try literal("false")
+    case UInt8(ascii: "n"): try literal("null")
+    case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+      try number()
+    default:
+      throw failure("expected a value")
+    }
+  }
+
+  private mutating func literal(_ word: StaticString) throws(Failure) {
+    let start = position
+    for expected in UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount) {
+      guard consume(expected) else { throw failure("expected a value", at: start) }
+    }
+  }
+
+  private mutating func digits() -> Int {
+    let start = position
+    while let byte = peek, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) { position += 1 }
+    return position - start
+  }
+
+  private mutating func number() throws(Failure) {
+    _ = consume(UInt8(ascii: "-"))
+    if consume(UInt8(ascii: "0")) {
+      if let byte = peek, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+        throw failure("a number has no leading zeros")
+      }
+    } else if digits() == 0 {
+      throw failure("expected a digit")
+    }
+    if consume(UInt8(ascii: ".")), digits() == 0 { throw failure("expected a digit after '.'") }
+    if consume(UInt8(ascii: "e")) || consume(UInt8(ascii: "E")) {
+      if !consume(UInt8(ascii: "+")) { _ = consume(UInt8(ascii: "-")) }
+      guard digits() > 0 else { throw failure("expected a digit in the exponent") }
+    }
+  }
+
+  /// Reads a string at the cursor (which is at its opening quote): its bytes with the escapes
+  /// undone. The text must be UTF-8 (a blob's base64 is ASCII, a path is checked by its reader).
+  mutating func string() throws(Failure) -> [UInt8] {
+    let opening = position
+    position += 1
+    // Most strings (a base64 blob) have no escapes: found in one pass and copied whole.
+    let start = position
+    while let byte = peek, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 {
+      position += 1
+    }
+    var out = Array(bytes[start..<position])
+    while true {
+      guard let byte = peek else { throw failure("unterminated string", at: opening) }
+      position += 1
+      switch byte {
+      case UInt8(ascii: "\""):
+        guard String(validating: out, as: UTF8.self) != nil else {
+          throw failure("a string is not valid UTF-8", at: opening)
+        }
+        return out
+      case UInt8(ascii: "\\"):
+        try escape(into: &out)
+      case 0..<0x20:
+        throw failure("a control character must be escaped in a string", at: position - 1)
+      default:
+        out.append(byte)
+      }
+    }
+  }
+
+  private mutating func escape(into out: inout [UInt8]) throws(Failure) {
+    let start = position - 1
+    guard let byte = peek else { throw failure("unterminated escape", at: start) }
+    position += 1
+    let simple: UInt8? =
+      switch byte {
+      case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): byte
+      case UInt8(ascii: "b"): 0x08
+      case UInt8(ascii: "f"): 0x0C
+      case UInt8(ascii: "n"): 0x0A
+      case UInt8(ascii: "r"): 0x0D
+      case UInt8(ascii: "t"): 0x09
+      default: nil
+      }
+    if let simple {
+      out.append(simple)
+      return
+    }
+    guard byte == UInt8(ascii: "u") else { throw failure("unknown escape", at: start) }
+    var scalar = try hex4(at: start)
+    if (0xD800..<0xDC00).contains(scalar) {
+      // A high surrogate must be followed by the escaped low one; together they are one scalar.
+      guard consume(UInt8(ascii: "\\")), consume(UInt8(ascii: "u")) else {
+        throw failure("an unpaired surrogate in a \\u escape", at: start)
+      }
+      let low = try hex4(at: start)
+      guard (0xDC00..<0xE000).contains(low) else {
+        throw failure("an unpaired surrogate in a \\u escape", at: start)
+      }
+      scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+    } else if (0xDC00..<0xE000).contains(scalar) {
+      throw failure("an unpaired surrogate in a \\u escape", at: start)
+    }
+    // Every value left is a valid scalar: surrogates were handled above.
+    out.append(contentsOf: String(Unicode.Scalar(scalar)!).utf8)
+  }
+
+  private mutating func hex4(at start: Int) throws(Failure) -> UInt32 {
+    var value: UInt32 = 0
+    for _ in 0..<4 {
+      guard let byte = peek, let digit = Self.hexValue(byte) else {
+        throw failure("a \\u escape needs four hex digits", at: start)
+      }
+      value = value << 4 | digit
+      position += 1
+    }
+    return value
+  }
+
+  private static func hexValue(_ byte: UInt8) -> UInt32? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
+    default: nil
+    }
+  }
+}
