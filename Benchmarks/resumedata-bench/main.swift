@@ -29,6 +29,9 @@ enum Usage {
                               equivalent dictionary archive.
       resume                  Inspecting a keyed v5 resume blob (outer archive, both
                               request archives, findings), ours vs Foundation.
+      batch                   resumedata batch repairing NDJSON streams of v2 XML and
+                              keyed v5 blobs: records/s with 1 and 2 jobs, peak RSS at
+                              two input lengths, vs the same pipeline with Foundation.
       download                The same file fetched by curl and by resumedata download:
                               wall time, CPU time and peak RSS (see download-bench.sh).
 
@@ -95,6 +98,8 @@ func runMain(_ arguments: [String]) -> Int32 {
     return ResumeBenchmark.run(rest)
   case "download":
     return DownloadBenchmark.run(rest)
+  case "batch":
+    return BatchBenchmark.run(rest)
   default:
     return usageError(
       "unknown subcommand '\(subcommand)'", hint: "resumedata-bench <subcommand> [options]")

@@ -79,6 +79,14 @@ func jsonNumber(_ value: Double) -> String {
 /// Appends a JSON string literal (RFC 8259 escaping).
 public func appendJSONString(_ string: String, to out: inout String) {
   out += "\""
+  // Most strings need no escape: appended whole, which is far cheaper than scalar by scalar.
+  if !string.utf8.contains(where: {
+    $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\")
+  }) {
+    out += string
+    out += "\""
+    return
+  }
   for scalar in string.unicodeScalars {
     switch scalar {
     case "\"": out += "\\\""

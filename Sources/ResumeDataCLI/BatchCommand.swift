@@ -241,6 +241,7 @@ struct BatchRunner: Sendable {
       }
     }
     var text = ""
+    text.reserveCapacity(results.reduce(0) { $0 + ($1?.json.utf8.count ?? 0) + 1 })
     var allOk = true
     for result in results {
       // Every index was processed exactly once above.

@@ -212,16 +212,15 @@ private struct JSONScanner {
     position += 1
     // Most strings (a base64 blob) have no escapes: found in one pass and copied whole.
     let start = position
-    while let byte = peek, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 {
-      position += 1
-    }
+    skipPlainStringBytes()
     var out = Array(bytes[start..<position])
     while true {
       guard let byte = peek else { throw failure("unterminated string", at: opening) }
       position += 1
       switch byte {
       case UInt8(ascii: "\""):
-        guard String(validating: out, as: UTF8.self) != nil else {
+        guard !out.contains(where: { $0 >= 0x80 }) || String(validating: out, as: UTF8.self) != nil
+        else {
           throw failure("a string is not valid UTF-8", at: opening)
         }
         return out
@@ -232,6 +231,29 @@ private struct JSONScanner {
       default:
         out.append(byte)
       }
+    }
+  }
+
+  /// Moves the cursor past the bytes that stand for themselves in a string (not `"`, `\\` or a
+  /// control character): eight at a time while none of the eight is special.
+  private mutating func skipPlainStringBytes() {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    let base = UnsafeRawPointer(bytes.baseAddress)
+    while let base, bytes.count - position >= 8 {
+      let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+      // A byte below 0x20, or equal to `"` or `\`, sets its high bit in one of these (a match
+      // can also flag the bytes above it, which the byte-by-byte loop below then sorts out).
+      let control = (word &- ones &* 0x20) & ~word & highs
+      let quote = word ^ (ones &* 0x22)
+      let backslash = word ^ (ones &* 0x5C)
+      let special =
+        control | ((quote &- ones) & ~quote & highs) | ((backslash &- ones) & ~backslash & highs)
+      guard special == 0 else { break }
+      position += 8
+    }
+    while let byte = peek, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 {
+      position += 1
     }
   }
 

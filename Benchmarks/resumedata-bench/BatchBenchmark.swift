@@ -1,0 +1,267 @@
+import Foundation
+import KeyedArchive
+import PropertyList
+import ResumeData
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+// MARK: - The batch benchmark
+
+/// `resumedata-bench batch`: `resumedata batch` repairing streams of NDJSON records in its own
+/// process (records/s, peak RSS from `wait4`), against the same pipeline written with Foundation.
+enum BatchBenchmark {
+  static let usage = """
+    USAGE: resumedata-bench batch [--records <n>] [--large-records <n>] [--foundation-records <n>]
+                                  [--tool <path>] [--target <target>]
+
+    Feeds NDJSON records ({"id": N, "blob": "<base64>"}) through a pipe to `resumedata batch
+    --target T --jobs J` (the tool built beside this benchmark, or --tool), its output going to
+    /dev/null, and prints records/s and peak RSS for a v2 XML blob and a keyed v5 blob (each about
+    5 KB, two ~2 KB request archives) with --jobs 1 and --jobs 2, then the peak RSS of the keyed
+    run at two input lengths (flat memory means the same figure).
+
+    The baseline does the same per record, one record at a time, with Foundation: JSONSerialization
+    for the line, PropertyListSerialization for the blob and both request archives, an
+    NSKeyedUnarchiver for a keyed blob, an NSKeyedArchiver to write the repaired blob, and
+    JSONSerialization for the result line.
+
+    OPTIONS:
+      --records <n>             Records per throughput run (default: 20000).
+      --large-records <n>       Records of the long run for the memory line (default: 1000000).
+      --foundation-records <n>  Records of the Foundation baseline (default: 2000).
+      --tool <path>             The resumedata executable (default: next to this benchmark).
+      --target <target>         The repair target (default: ios13+).
+      -h, --help                Show help information.
+    """
+
+  static func run(_ arguments: [String]) -> Int32 {
+    var records = 20_000
+    var largeRecords = 1_000_000
+    var foundationRecords = 2_000
+    var tool = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+      .appendingPathComponent("resumedata").path
+    var target = "ios13+"
+    let hint = "resumedata-bench batch [--records <n>] [--large-records <n>] [--tool <path>]"
+    var remaining = arguments[...]
+    while let argument = remaining.popFirst() {
+      switch argument {
+      case "-h", "--help":
+        print(usage)
+        return 0
+      case "--records", "--large-records", "--foundation-records", "--tool", "--target":
+        guard let value = remaining.popFirst() else {
+          return usageError("missing value for '\(argument)'", hint: hint)
+        }
+        if argument == "--tool" {
+          tool = value
+        } else if argument == "--target" {
+          target = value
+        } else {
+          guard let count = Int(value), count > 0 else {
+            return usageError("\(argument) needs a positive whole number", hint: hint)
+          }
+          switch argument {
+          case "--records": records = count
+          case "--large-records": largeRecords = count
+          default: foundationRecords = count
+          }
+        }
+      default:
+        return usageError("unexpected argument '\(argument)'", hint: hint)
+      }
+    }
+    let blobs: [(name: String, bytes: Data)]
+    do {
+      blobs = try makeBlobs()
+    } catch {
+      printError("Error: could not build the blobs: \(describe(error))")
+      return 1
+    }
+    for blob in blobs {
+      print("# batch \(blob.name): blob of \(size(blob.bytes.count)), repair --target \(target)")
+      var oneJob = 0.0
+      for jobs in [1, 2] {
+        guard
+          let usage = spawn(
+            [tool, "batch", "--target", target, "--jobs", String(jobs)], records: records,
+            blob: blob.bytes)
+        else {
+          printError("Error: could not run \(tool)")
+          return 1
+        }
+        let rate = Double(records) / usage.wall
+        if jobs == 1 { oneJob = rate }
+        print(
+          String(
+            format: "batch %@ repair --jobs %d  %@ records/s  (%@ per core)  peak RSS %.1f MiB%@",
+            padded(blob.name, 9), jobs, grouped(rate), grouped(rate / Double(jobs)),
+            Double(usage.peakKiB) / 1024,
+            jobs == 1 ? "" : String(format: "  scaling %.2fx", rate / oneJob)))
+      }
+      let baseline = foundationRate(
+        blob.bytes, keyed: blob.name.hasPrefix("keyed"),
+        records: foundationRecords)
+      switch baseline {
+      case .success(let rate):
+        print(
+          String(
+            format: "batch %@ repair Foundation  %@ records/s  (ours --jobs 1 / Foundation %.1fx)",
+            padded(blob.name, 9), grouped(rate), oneJob / rate))
+      case .failure(let error):
+        print("✗ batch \(blob.name) Foundation baseline: \(describe(error))")
+      }
+    }
+    guard let keyed = blobs.last else { return 0 }
+    for count in [10_000, largeRecords] {
+      guard
+        let usage = spawn(
+          [tool, "batch", "--target", target, "--jobs", "2"], records: count, blob: keyed.bytes)
+      else { return 1 }
+      print(
+        String(
+          format: "batch %@ memory %@ records  peak RSS %.1f MiB  (%@ records/s)",
+          padded(keyed.name, 9), grouped(Double(count)), Double(usage.peakKiB) / 1024,
+          grouped(Double(count) / usage.wall)))
+    }
+    return 0
+  }
+
+  /// A v2 XML blob and a keyed v5 blob with the same fields, the keyed one last.
+  static func makeBlobs() throws -> [(name: String, bytes: Data)] {
+    var random = SeededGenerator(seed: 0xBA7C)
+    func request() throws -> PropertyListValue {
+      let headers = ["Accept", "User-Agent", "Authorization", "Cookie", "X-Request-ID"].map {
+        URLRequestFields.Header($0, Inputs.word(&random, Int.random(in: 40...120, using: &random)))
+      }
+      return .data(
+        try URLRequestArchive(
+          URLRequestFields(
+            url: "https://downloads.example.com/releases/v5/installer.dmg?token="
+              + Inputs.word(&random, 40), headerFields: headers)
+        ).encoded())
+    }
+    let entries: PropertyListDictionary = [
+      ResumeDataKey.downloadURL: .string("https://downloads.example.com/releases/v5/installer.dmg"),
+      ResumeDataKey.bytesReceived: .integer(PropertyListInteger(73_400_320)),
+      ResumeDataKey.currentRequest: try request(),
+      ResumeDataKey.originalRequest: try request(),
+      ResumeDataKey.entityTag: .string("\"5534b35d-7c7be1\""),
+      ResumeDataKey.serverDownloadDate: .string("Mon, 20 Apr 2015 08:05:49 GMT"),
+      ResumeDataKey.tempFileName: .string("CFNetworkDownload_Ab12Cd.tmp"),
+    ]
+    return [
+      ("v2-xml", try ResumeData(building: entries, as: .v2, format: .xml).encoded()),
+      ("keyed-v5", try ResumeData(building: entries, as: .keyed, infoVersion: 5).encoded()),
+    ]
+  }
+
+  /// Runs `command` with `records` NDJSON lines of `blob` written to its standard input from
+  /// another thread, its output discarded; the kernel's accounting of it.
+  static func spawn(_ command: [String], records: Int, blob: Data) -> DownloadBenchmark.Usage? {
+    var pipeEnds: [Int32] = [0, 0]
+    guard pipe(&pipeEnds) == 0 else { return nil }
+    let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
+    let base64 = blob.base64EncodedString()
+    let writer = Thread {
+      var batch = ""
+      for index in 0..<records {
+        batch += "{\"id\":\(index),\"blob\":\"\(base64)\"}\n"
+        if batch.utf8.count > 1 << 20 || index == records - 1 {
+          var bytes = Array(batch.utf8)
+          var offset = 0
+          while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes {
+              write(writeEnd, $0.baseAddress! + offset, $0.count - offset)
+            }
+            guard written > 0 else { break }
+            offset += written
+          }
+          bytes.removeAll()
+          batch = ""
+        }
+      }
+      close(writeEnd)
+    }
+    var pid = pid_t()
+    var arguments = command.map { strdup($0) }
+    arguments.append(nil)
+    defer { for argument in arguments { free(argument) } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, readEnd, 0)
+    posix_spawn_file_actions_addclose(&actions, writeEnd)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let clock = ContinuousClock()
+    let start = clock.now
+    guard posix_spawn(&pid, command[0], &actions, nil, arguments, environ) == 0 else {
+      close(readEnd)
+      close(writeEnd)
+      return nil
+    }
+    close(readEnd)
+    writer.start()
+    var status: Int32 = 0
+    var usage = rusage()
+    guard wait4(pid, &status, 0, &usage) == pid else { return nil }
+    let wall = seconds(clock.now - start)
+    let cpu =
+      Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+      + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    return DownloadBenchmark.Usage(wall: wall, cpu: cpu, peakKiB: usage.ru_maxrss, status: status)
+  }
+
+  /// Records/s of the Foundation pipeline over `records` lines of `blob`.
+  static func foundationRate(_ blob: Data, keyed: Bool, records: Int) -> Result<Double, any Error> {
+    let line = Data("{\"id\":1,\"blob\":\"\(blob.base64EncodedString())\"}".utf8)
+    let clock = ContinuousClock()
+    let start = clock.now
+    do {
+      for _ in 0..<records { blackHole(try foundationRecord(line, keyed: keyed)) }
+    } catch {
+      return .failure(error)
+    }
+    return .success(Double(records) / seconds(clock.now - start))
+  }
+
+  /// One record through Foundation: the work `batch --target` does, as near as Foundation on
+  /// Linux can do it (it cannot read Apple's request layout, so the requests are read as plists).
+  static func foundationRecord(_ line: Data, keyed: Bool) throws -> Data {
+    struct Unreadable: Error {}
+    guard let record = try JSONSerialization.jsonObject(with: line) as? [String: Any],
+      let text = record["blob"] as? String, let blob = Data(base64Encoded: text)
+    else { throw Unreadable() }
+    let dictionary: NSDictionary?
+    if keyed {
+      let classes: [AnyClass] = [
+        NSMutableDictionary.self, NSDictionary.self, NSString.self, NSNumber.self, NSData.self,
+      ]
+      let unarchiver = try NSKeyedUnarchiver(forReadingFrom: blob)
+      unarchiver.decodingFailurePolicy = .setErrorAndReturn
+      dictionary =
+        unarchiver.decodeObject(of: classes, forKey: "NSKeyedArchiveRootObjectKey")
+        as? NSDictionary
+      unarchiver.finishDecoding()
+    } else {
+      dictionary =
+        try PropertyListSerialization.propertyList(from: blob, format: nil) as? NSDictionary
+    }
+    guard let dictionary else { throw Unreadable() }
+    for key in [ResumeDataKey.currentRequest, ResumeDataKey.originalRequest] {
+      guard let data = dictionary[key] as? Data else { throw Unreadable() }
+      blackHole(try PropertyListSerialization.propertyList(from: data, format: nil))
+    }
+    let repaired = dictionary.mutableCopy() as? NSMutableDictionary ?? NSMutableDictionary()
+    repaired[ResumeDataKey.infoVersion] = 5
+    let archiver = NSKeyedArchiver(requiringSecureCoding: false)
+    archiver.encode(repaired, forKey: "NSKeyedArchiveRootObjectKey")
+    archiver.finishEncoding()
+    return try JSONSerialization.data(withJSONObject: [
+      "id": record["id"] ?? NSNull(), "ok": true,
+      "blob": archiver.encodedData.base64EncodedString(),
+    ])
+  }
+}
