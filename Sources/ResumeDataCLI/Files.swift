@@ -102,20 +102,28 @@ enum Files {
   /// Replaces a file's contents atomically (a temporary file in the same directory, then a
   /// rename): at any instant the path holds either the old bytes or the new. With `backup`, the
   /// old file is first linked (or, where links are not allowed, copied) to `PATH.bak`; an existing
-  /// `PATH.bak` is an error rather than lose the original it may hold.
+  /// `PATH.bak` is an error rather than lose the original it may hold, unless it holds the same
+  /// bytes as the file (left by a run that stopped before the replace).
   static func replace(_ path: String, with data: Data, backup: Bool) throws(CommandError) {
     if backup {
       let backupPath = path + ".bak"
       if link(path, backupPath) != 0 {
         let linkError = errno
-        guard linkError != EEXIST else {
-          throw CommandError(.failure, "\(backupPath) already exists; not replacing it", file: path)
-        }
-        do {
-          try FileManager.default.copyItem(atPath: path, toPath: backupPath)
-        } catch {
-          throw CommandError(
-            .failure, "cannot back up to \(backupPath): \(reason(error))", file: path)
+        if linkError == EEXIST {
+          // The same bytes in both: a run stopped between its backup and its replace, and this
+          // one carries on. Anything else may be an older original, which is not overwritten.
+          guard FileManager.default.contentsEqual(atPath: path, andPath: backupPath) else {
+            throw CommandError(
+              .failure, "\(backupPath) already exists; not replacing it", file: path)
+          }
+        } else {
+          // Copied atomically too, so that a stopped run never leaves half a backup.
+          let original = try read(path, limit: maximumInputSize)
+          do throws(CommandError) {
+            try write(original, to: backupPath, streams: nil)
+          } catch {
+            throw CommandError(.failure, "cannot back up to \(backupPath)", file: path)
+          }
         }
       }
     }

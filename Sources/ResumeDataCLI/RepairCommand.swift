@@ -7,6 +7,8 @@ enum RepairCommand {
   /// The text `resumedata repair --help` prints.
   static let help = """
     USAGE: resumedata repair FILE|- --target T -o OUT|- [--temp-dir DIR] [--json]
+           resumedata repair FILE|DIR... --target T --in-place [--backup] [--temp-dir DIR]
+                             [--json]
 
     Repairs a resume blob for the system that will resume it: converts it to a form that
     system reads, and works around that system's bugs (ByteRange on iOS 11.0-11.2, the
@@ -28,6 +30,17 @@ enum RepairCommand {
       -o, --output OUT  Where to write the blob (required); - is standard output, and the
                         findings then go to standard error. A file is replaced atomically,
                         never left half written.
+      --in-place        Repair each FILE, and every file under each DIR (recursively, in
+                        name order; names starting with "." or ending in ".bak" are
+                        skipped), in place: a file is replaced atomically (a temporary
+                        file, then a rename), or left alone when nothing changes or the
+                        blob is refused. Prints one line a file, then a summary with a
+                        directory: counts per status, generation and change code. Exit
+                        status: the worst file's (66 unreadable, 65 malformed, 1 refused
+                        or not written, else 0).
+      --backup          With --in-place: keep each original as FILE.bak before replacing
+                        it. An existing FILE.bak with other contents is never overwritten
+                        (that file fails instead).
       --temp-dir DIR    The directory that holds the partial file: enables the repairs
                         that look at its size or move a LocalPath into it.
       --json            Print the findings as one JSON object (see README.md).
@@ -36,14 +49,18 @@ enum RepairCommand {
     """
 
   /// Runs `resumedata repair` with the arguments after its name.
-  static func run(_ arguments: [String], streams: Streams) throws(CommandError) {
+  ///
+  /// - Returns: the exit status: with `--in-place`, the worst of the files'.
+  static func run(_ arguments: [String], streams: Streams) throws(CommandError) -> ExitCode {
     guard
       let parsed = try Arguments.command(
         arguments, help: help, options: ["--target", "-o", "--output", "--temp-dir"],
-        flags: ["--json"], streams: streams)
-    else { return }
+        flags: ["--json", "--in-place", "--backup"], streams: streams)
+    else { return .success }
     guard let name = parsed.value("--target") else { throw .usage("repair needs --target T") }
     let target = try ResumeInput.target(name)
+    if parsed.has("--in-place") { return try InPlaceRepair(parsed, target: target).run(streams) }
+    if parsed.has("--backup") { throw .usage("--backup goes with --in-place") }
     let output = try BlobOutput(parsed, command: "repair")
     let (path, resume) = try parsed.readResumeData(for: "repair", streams: streams)
     let result: RepairResult
@@ -56,5 +73,151 @@ enum RepairCommand {
       result.blob, findings: result.findings, input: path,
       refusal: "the blob cannot be resumed on \(target.rawValue); nothing was written",
       streams: streams)
+    return .success
+  }
+}
+
+/// `repair --in-place`: many files repaired where they are, each replaced atomically.
+private struct InPlaceRepair {
+  /// What became of a file, least severe first.
+  enum Status: Int, Comparable, CaseIterable {
+    case repaired, unchanged, refused, failed, malformed, unreadable
+
+    static func < (lhs: Status, rhs: Status) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    var name: String {
+      switch self {
+      case .repaired: "repaired"
+      case .unchanged: "unchanged"
+      case .refused: "refused"
+      case .failed: "failed"
+      case .malformed: "malformed"
+      case .unreadable: "unreadable"
+      }
+    }
+
+    var exitCode: ExitCode {
+      switch self {
+      case .repaired, .unchanged: .success
+      case .refused, .failed: .failure
+      case .malformed: .malformedInput
+      case .unreadable: .unreadableInput
+      }
+    }
+  }
+
+  /// The outcome for one file.
+  struct Report {
+    var file: String
+    var status: Status
+    var generation: String? = nil
+    var findings: [Finding] = []
+    var reason: String? = nil
+
+    var line: String {
+      switch status {
+      case .repaired: "\(file): repaired: " + findings.map(\.code).joined(separator: ", ")
+      case .unchanged: "\(file): unchanged"
+      default: "\(file): \(status.name): \(reason ?? "")"
+      }
+    }
+  }
+
+  let target: RepairTarget
+  let inputs: [String]
+  let backup: Bool
+  let json: Bool
+  let temporaryDirectory: URL?
+
+  init(_ parsed: Arguments, target: RepairTarget) throws(CommandError) {
+    guard parsed.output == nil else { throw .usage("give -o OUT or --in-place, not both") }
+    guard !parsed.positionals.isEmpty else {
+      throw .usage("repair --in-place needs a FILE or DIR")
+    }
+    guard !parsed.positionals.contains("-") else {
+      throw .usage("repair --in-place cannot write back to standard input")
+    }
+    self.target = target
+    inputs = parsed.positionals
+    backup = parsed.has("--backup")
+    json = parsed.has("--json")
+    temporaryDirectory = parsed.temporaryDirectory
+  }
+
+  func run(_ streams: Streams) -> ExitCode {
+    let expansion = DirectoryWalk.expand(inputs)
+    var summary = RunSummary(statusNames: Status.allCases.map(\.name), codesLabel: "changes")
+    var reports: [Report] = []
+    var worst = Status.repaired
+    func finish(_ report: Report) {
+      summary.add(
+        status: report.status.name, generation: report.generation,
+        codes: report.status == .repaired ? report.findings.map(\.code) : [])
+      worst = max(worst, report.status)
+      // Lines go out as files are done, so that a long run shows its progress; JSON at the end.
+      if json { reports.append(report) } else { streams.print(CommandError.oneLine(report.line)) }
+    }
+    for (path, reason) in expansion.unreadable {
+      finish(Report(file: path, status: .unreadable, reason: reason))
+    }
+    for path in expansion.files { finish(repair(path)) }
+    if json {
+      var object = JSONObject.document()
+      object.add("target", string: target.rawValue)
+      object.add(
+        "files",
+        JSON.array(
+          reports.map { report in
+            var file = JSONObject()
+            file.add("file", string: report.file)
+            file.add("status", string: report.status.name)
+            file.add("generation", string: report.generation)
+            file.add("reason", string: report.reason)
+            file.add("findings", JSON.findings(report.findings, level: 3))
+            return file.rendered(level: 2)
+          }, level: 1))
+      if expansion.sawDirectory { object.add("summary", summary.json(level: 1)) }
+      streams.print(object.rendered())
+    } else if expansion.sawDirectory {
+      streams.print(summary.text)
+    }
+    return worst.exitCode
+  }
+
+  private func repair(_ path: String) -> Report {
+    let input: Data
+    let resume: ResumeData
+    do throws(CommandError) {
+      input = try Files.read(path, limit: Files.maximumInputSize)
+      resume = try ResumeInput.decode(input, file: path)
+    } catch {
+      let location = error.location == .none ? "" : "\(error.location): "
+      return Report(
+        file: path, status: error.exitCode == .unreadableInput ? .unreadable : .malformed,
+        reason: location + error.message)
+    }
+    var report = Report(file: path, status: .unchanged, generation: resume.generation.rawValue)
+    do {
+      let result = try resume.repaired(for: target, temporaryDirectory: temporaryDirectory)
+      report.findings = result.findings
+      guard let blob = result.blob else {
+        report.status = .refused
+        let first = result.findings.first { $0.severity == .error } ?? result.findings.first
+        report.reason = first.map { "\($0.code): \($0.message)" } ?? "cannot be resumed"
+        return report
+      }
+      let bytes = try blob.encoded()
+      // An untouched blob encodes to its own bytes: the file is left as it is.
+      guard bytes != input else { return report }
+      try Files.replace(path, with: bytes, backup: backup)
+      report.status = .repaired
+    } catch let error as CommandError {
+      report.status = .failed
+      report.reason = error.message
+    } catch {
+      report.status = .failed
+      report.reason = CommandError.operation(error, file: path).message
+    }
+    return report
   }
 }

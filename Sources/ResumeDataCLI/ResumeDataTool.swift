@@ -88,7 +88,7 @@ public enum ResumeDataTool {
     case "validate":
       return try ValidateCommand.run(rest, streams: streams)
     case "repair":
-      try RepairCommand.run(rest, streams: streams)
+      return try RepairCommand.run(rest, streams: streams)
     case "convert":
       try ConvertCommand.run(rest, streams: streams)
     case "edit":

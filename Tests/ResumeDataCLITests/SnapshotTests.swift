@@ -90,6 +90,43 @@ struct SnapshotTests {
     }
     let name = path.replacingOccurrences(of: "Fixtures/resume/", with: "")
       .replacingOccurrences(of: "/", with: "--")
+    try Self.compare(transcript, withSnapshot: name)
+  }
+
+  /// Commands over all the fixtures at once: a directory and an NDJSON stream of them.
+  @Test("validate over the fixture directory, and batch over every fixture")
+  func allFixtures() throws {
+    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "resumedata-snapshot-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    let input = scratch.appendingPathComponent("fixtures.ndjson")
+    let records = snapshotFixtures.map { "{\"id\":\"\($0)\",\"path\":\"\($0)\"}\n" }
+    try Data(records.joined().utf8).write(to: input)
+    var transcript = ""
+    for command in [
+      ["validate", "Fixtures/resume"],
+      ["validate", "Fixtures/resume", "--target", "ios11.0-11.2", "--json"],
+      ["batch", "NDJSON"],
+      ["batch", "NDJSON", "--target", "ios13+", "--jobs", "2"],
+      ["batch", "NDJSON", "--to", "v4"],
+    ] {
+      let arguments = command.map { $0 == "NDJSON" ? input.path : $0 }
+      let (status, stdout, stderr) = try runInRepository(arguments, scratch: scratch)
+      transcript += "$ resumedata " + command.map(shellQuoted).joined(separator: " ") + "\n"
+      transcript += "status: \(status)\n"
+      if !stdout.isEmpty {
+        transcript += "--- stdout\n" + stdout.replacingOccurrences(of: input.path, with: "NDJSON")
+      }
+      if !stderr.isEmpty { transcript += "--- stderr\n" + stderr }
+      transcript += "\n"
+    }
+    try Self.compare(transcript, withSnapshot: "all-fixtures")
+  }
+
+  /// Compares a transcript with `Snapshots/NAME.txt`, first writing it there when
+  /// `REGENERATE_SNAPSHOTS=1`.
+  static func compare(_ transcript: String, withSnapshot name: String) throws {
     let snapshot = repositoryRoot.appendingPathComponent(
       "Tests/ResumeDataCLITests/Snapshots/\(name).txt")
     if ProcessInfo.processInfo.environment["REGENERATE_SNAPSHOTS"] == "1" {
