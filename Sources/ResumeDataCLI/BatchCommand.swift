@@ -11,7 +11,7 @@ enum BatchCommand {
   static let help = """
     USAGE: resumedata batch [FILE|-...] [--jobs N] [--target T | --to GEN [--format F]
                             [--info-version N]] [--temp-dir DIR] [--in-place [--backup]]
-                            [--max-record-bytes N]
+                            [--max-record-bytes N] [--exit-zero]
 
     Reads resume blobs as NDJSON, one record a line:
       {"id": ..., "blob": "<base64>"}    or    {"id": ..., "path": "FILE"}
@@ -19,7 +19,8 @@ enum BatchCommand {
     it is ok, the blob's generation, container and findings, and with --target or --to
     the repaired or converted blob (base64; or, with --in-place, the file it replaced).
     A malformed line or blob gets an error result and the stream goes on. The id may be
-    any JSON value and is echoed exactly as written; other members are ignored.
+    any JSON value and is echoed as written (less any whitespace between its tokens);
+    other members are ignored.
 
     Without --target or --to, each blob is diagnosed: "findings" are those of
     `resumedata inspect`. With --target, each is repaired as `resumedata repair` does;
@@ -43,6 +44,8 @@ enum BatchCommand {
                         An unchanged blob is not rewritten.
       --backup          With --in-place: keep the original as FILE.bak first (a record
                         whose FILE.bak already exists fails rather than lose it).
+      --exit-zero       Exit 0 even when records failed (their results still say so), for
+                        engines that fail a whole task on any other status.
       --max-record-bytes N
                         Longest line or "path" file accepted (default 67108864); a longer
                         one gets an error result without being held in memory.
@@ -53,8 +56,9 @@ enum BatchCommand {
        "container":"xml-plist","resumable":true,"findings":[...],"output":null,"error":null}
 
     EXIT STATUS:
-      0 when every record is ok, 1 when any is not, 64 for a usage error, 66 when an
-      input file cannot be read (the other files are still processed).
+      0 when every record is ok (or with --exit-zero), 1 when any is not, 64 for a
+      usage error, 66 when an input file cannot be read (the other files are still
+      processed).
 
     """
 
@@ -67,7 +71,7 @@ enum BatchCommand {
           "--jobs", "--target", "--to", "--format", "--info-version", "--temp-dir",
           "--max-record-bytes",
         ],
-        flags: ["--in-place", "--backup"], streams: streams)
+        flags: ["--in-place", "--backup", "--exit-zero"], streams: streams)
     else { return .success }
     let settings = try BatchSettings(parsed)
     let jobs = try parsed.value("--jobs").map { (text) throws(CommandError) in
@@ -90,7 +94,10 @@ enum BatchCommand {
         inputFailed = true
       }
     }
-    return inputFailed ? .unreadableInput : recordFailed ? .failure : .success
+    // Engines that run batch as a task (Hadoop Streaming, Spark's RDD.pipe) fail the whole task
+    // on a non-zero status; with --exit-zero, failed records are only in the output.
+    if inputFailed { return .unreadableInput }
+    return recordFailed && !parsed.has("--exit-zero") ? .failure : .success
   }
 }
 

@@ -56,7 +56,7 @@ struct BatchRecord {
           if key.elementsEqual("id".utf8) {
             guard id == nil else { throw scanner.failure("duplicate \"id\"", at: keyStart) }
             try scanner.skipValue(depth: Self.maximumDepth)
-            id = scanner.text(from: valueStart)
+            id = scanner.compactText(from: valueStart)
           } else if key.elementsEqual("blob".utf8) || key.elementsEqual("path".utf8) {
             guard source == nil else {
               throw scanner.failure("a record has one \"blob\" or one \"path\"", at: keyStart)
@@ -115,8 +115,34 @@ private struct JSONScanner {
     Failure(offset: offset ?? position, message: message)
   }
 
-  func text(from start: Int) -> String {
-    String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+  /// The checked JSON text from `start` to the cursor without its insignificant whitespace: the
+  /// value as written, but on one line and free of tabs (which Hadoop Streaming reads as a key's
+  /// end).
+  func compactText(from start: Int) -> String {
+    var out: [UInt8] = []
+    out.reserveCapacity(position - start)
+    var inString = false
+    var escaped = false
+    for byte in bytes[start..<position] {
+      if inString {
+        if escaped {
+          escaped = false
+        } else if byte == UInt8(ascii: "\\") {
+          escaped = true
+        } else if byte == UInt8(ascii: "\"") {
+          inString = false
+        }
+      } else if byte == UInt8(ascii: "\"") {
+        inString = true
+      } else if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
+        || byte == UInt8(ascii: "\r")
+        || byte == UInt8(ascii: "\n")
+      {
+        continue
+      }
+      out.append(byte)
+    }
+    return String(decoding: out, as: UTF8.self)
   }
 
   mutating func skipWhitespace() {

@@ -261,7 +261,7 @@ struct BatchCommandTests {
   func lineEndings() throws {
     let blob = try resumeFixture("v2.xml.plist")
     let input =
-      blobRecord("{\"a\":[1,2.5e-3,true,null]}", blob) + "\r\n"
+      blobRecord("{ \"a\" :\t[1, 2.5e-3,true ,null] }", blob) + "\r\n"
       + blobRecord("12345678901234567890", blob) + "\r\n" + blobRecord("\"\\u00e9\\n\"", blob)
     let (status, captured) = run(["batch"], input: Data(input.utf8))
     #expect(status == .success)
@@ -349,6 +349,16 @@ struct BatchCommandTests {
     #expect(
       captured.standardError
         == "Error: \(message)\nRun 'resumedata batch --help' for usage.\n")
+  }
+
+  @Test("--exit-zero: failed records are only in the output")
+  func exitZero() throws {
+    let input = Data("garbage\n".utf8)
+    let (status, captured) = run(["batch", "--exit-zero"], input: input)
+    #expect(status == .success)
+    #expect(try resultObjects(captured.standardOutput).map { $0["ok"] as? Bool } == [false])
+    let (missing, _) = run(["batch", "--exit-zero", "/nonexistent/in.ndjson"])
+    #expect(missing == .unreadableInput)
   }
 
   @Test("An unreadable input file exits 66; the other files are still processed")
