@@ -16,6 +16,8 @@ let snapshotCommands: [[String]] = [
     "edit", "FILE", "--url", "https://mirror.example.net/a.zip", "--header", "X-Token: t", "-o",
     "OUT",
   ],
+  ["plist", "FILE", "--to", "json"],
+  ["archive", "FILE"],
 ]
 
 /// Every blob under Fixtures/resume (truncated ones included), as a path relative to the repository.
