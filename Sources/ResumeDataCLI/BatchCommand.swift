@@ -204,9 +204,13 @@ struct BatchRunner: Sendable {
     var reader = LineReader(maximumLength: settings.maximumRecordBytes, readPart: readPart)
     var allOk = true
     var lineNumber = 0
+    // While one window is processed, the next is read and the one before written: reading and
+    // writing take no thread away from the records.
+    var inFlight: WindowInFlight?
     while true {
       var window: [LineReader.Line] = []
       var bytes = 0
+      var readError: (any Error)?
       do {
         while window.count < windowLines, bytes < Self.windowBytes, let line = try reader.next() {
           if case .text(let text) = line { bytes += text.count }
@@ -214,45 +218,52 @@ struct BatchRunner: Sendable {
         }
       } catch {
         // Whatever was read before the failure is still processed and written.
-        _ = process(window, firstLine: lineNumber + 1, input: input)
-        throw CommandError(
-          .unreadableInput, "cannot read: \(error.localizedDescription)", file: input)
+        readError = error
       }
-      guard !window.isEmpty else { return allOk }
-      allOk = process(window, firstLine: lineNumber + 1, input: input) && allOk
+      let previous = inFlight?.results()
+      inFlight = window.isEmpty ? nil : start(window, firstLine: lineNumber + 1, input: input)
+      if let previous { allOk = write(previous) && allOk }
       lineNumber += window.count
+      if let readError {
+        if let last = inFlight?.results() { _ = write(last) }
+        throw CommandError(
+          .unreadableInput, "cannot read: \(readError.localizedDescription)", file: input)
+      }
+      guard inFlight != nil else { return allOk }
     }
   }
 
-  /// Processes a window and writes its results; whether every record was ok.
-  private func process(_ window: [LineReader.Line], firstLine: Int, input: String) -> Bool {
+  /// Starts processing a window: on `jobs` threads in the background, or, with one job, at once
+  /// on this thread.
+  private func start(_ window: [LineReader.Line], firstLine: Int, input: String) -> WindowInFlight {
     let processor = BatchProcessor(settings: settings, input: input)
-    var results = [BatchProcessor.Result?](repeating: nil, count: window.count)
-    if jobs == 1 || window.count == 1 {
+    let inFlight = WindowInFlight(count: window.count)
+    if jobs == 1 {
       for index in window.indices {
-        results[index] = processor.process(window[index], line: firstLine + index)
+        inFlight.store(processor.process(window[index], line: firstLine + index), at: index)
       }
-    } else {
-      let shared = SharedWindow()
-      DispatchQueue.concurrentPerform(iterations: min(jobs, window.count)) { _ in
-        var done: [(Int, BatchProcessor.Result)] = []
+      return inFlight
+    }
+    let jobs = min(self.jobs, window.count)
+    DispatchQueue.global().async(group: inFlight.group) {
+      let next = Atomic<Int>(0)
+      DispatchQueue.concurrentPerform(iterations: jobs) { _ in
         while true {
-          let index = shared.next.wrappingAdd(1, ordering: .relaxed).oldValue
+          let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
           guard index < window.count else { break }
-          done.append((index, processor.process(window[index], line: firstLine + index)))
+          inFlight.store(processor.process(window[index], line: firstLine + index), at: index)
         }
-        shared.finished.withLock { $0.append(contentsOf: done) }
-      }
-      shared.finished.withLock { finished in
-        for (index, result) in finished { results[index] = result }
       }
     }
+    return inFlight
+  }
+
+  /// Writes a window's results in order; whether every record was ok.
+  private func write(_ results: [BatchProcessor.Result]) -> Bool {
     var text = ""
-    text.reserveCapacity(results.reduce(0) { $0 + ($1?.json.utf8.count ?? 0) + 1 })
+    text.reserveCapacity(results.reduce(0) { $0 + $1.json.utf8.count + 1 })
     var allOk = true
     for result in results {
-      // Every index was processed exactly once above.
-      guard let result else { continue }
       text += result.json
       text += "\n"
       allOk = allOk && result.ok
@@ -277,8 +288,30 @@ struct BatchRunner: Sendable {
   }
 }
 
-/// What the threads of one window share: the next line to take, and the results they made.
-private final class SharedWindow: Sendable {
-  let next = Atomic<Int>(0)
-  let finished = Mutex<[(Int, BatchProcessor.Result)]>([])
+/// A window being processed: each thread stores the result of each line it took, and the reader
+/// takes them all, in order, once the group is done.
+private final class WindowInFlight: @unchecked Sendable {
+  let group = DispatchGroup()
+  // Each slot is written by one thread (the one that took its index) and read only after the
+  // group is done, which orders the writes before the reads.
+  private let slots: UnsafeMutableBufferPointer<BatchProcessor.Result?>
+
+  init(count: Int) {
+    slots = .allocate(capacity: count)
+    slots.initialize(repeating: nil)
+  }
+
+  deinit {
+    slots.deinitialize()
+    slots.deallocate()
+  }
+
+  func store(_ result: BatchProcessor.Result, at index: Int) { slots[index] = result }
+
+  /// Waits for the window to be done and returns its results in line order.
+  func results() -> [BatchProcessor.Result] {
+    group.wait()
+    // Every index below the count was taken by exactly one thread.
+    return slots.compactMap { $0 }
+  }
 }
