@@ -38,6 +38,13 @@ let package = Package(
         .product(name: "PropertyList", package: "ResumeDataKit"),
       ]
     ),
+    .executableTarget(
+      name: "FuzzBatch",
+      dependencies: [
+        "FuzzCommon",
+        .product(name: "ResumeDataCLI", package: "ResumeDataKit"),
+      ]
+    ),
   ],
   swiftLanguageModes: [.v6]
 )

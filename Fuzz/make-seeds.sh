@@ -78,3 +78,28 @@ for file in "$root"/Fixtures/resume/* "$root"/Fixtures/plist/*.plist; do
   fi
 done
 echo "make-seeds: added $resume resume-data seeds ($(ls "$here/corpus-resume" | wc -l) in total)"
+
+# corpus-batch/ (for FuzzBatch): a first byte choosing the mode, then NDJSON records of every resume
+# fixture (inline base64), a path record, and lines that are not records.
+mkdir -p "$here/corpus-batch"
+batch=0
+mode=0
+for file in "$root"/Fixtures/resume/*; do
+  [ -f "$file" ] || continue
+  seed=$(mktemp)
+  {
+    printf '%s' "$(printf "\\$(printf '%03o' $((48 + mode % 4)))")"
+    printf '{"id":"%s","blob":"%s"}\n' "$(basename "$file")" "$(base64 -w0 "$file")"
+    printf '{"id":[1,{"a":null}],"path":"%s"}\n' "$file"
+    printf 'not a record\n{"id":1e5}\n'
+  } >"$seed"
+  name=$(sha1sum "$seed" | cut -c1-40)
+  if [ ! -e "$here/corpus-batch/$name" ]; then
+    mv "$seed" "$here/corpus-batch/$name"
+    batch=$((batch + 1))
+  else
+    rm -f "$seed"
+  fi
+  mode=$((mode + 1))
+done
+echo "make-seeds: added $batch batch seeds ($(ls "$here/corpus-batch" | wc -l) in total)"

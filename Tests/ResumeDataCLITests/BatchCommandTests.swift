@@ -351,6 +351,23 @@ struct BatchCommandTests {
         == "Error: \(message)\nRun 'resumedata batch --help' for usage.\n")
   }
 
+  @Test("A path record naming a FIFO or a device fails instead of blocking the stream")
+  func specialFiles() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let fifo = scratch.path("fifo")
+    #expect(mkfifo(fifo, 0o600) == 0)
+    let input = [
+      "{\"path\":\"\(fifo)\"}", "{\"path\":\"/dev/zero\"}", "{\"path\":\"\(scratch.url.path)\"}",
+    ]
+    let (status, captured) = run(["batch"], input: Data(input.joined(separator: "\n").utf8))
+    #expect(status == .failure)
+    let errors = try resultObjects(captured.standardOutput).map {
+      ($0["error"] as? [String: Any])?["message"] as? String
+    }
+    #expect(errors == ["not a regular file", "not a regular file", "is a directory"])
+  }
+
   @Test("--exit-zero: failed records are only in the output")
   func exitZero() throws {
     let input = Data("garbage\n".utf8)
