@@ -7,7 +7,9 @@ import ResumeDataCLI
 /// The first byte picks what is done to each blob (diagnose, repair, convert); the records' blobs
 /// go through the whole resume-data layer. Path records read files (never write: no --in-place).
 enum BatchHarness {
-  static let modes: [[String]] = [[], ["--target", "ios13+"], ["--to", "v2"], ["--target", "ios10.0-10.1"]]
+  static let modes: [[String]] = [
+    [], ["--target", "ios13+"], ["--to", "v2"], ["--target", "ios10.0-10.1"],
+  ]
 
   static func run(_ input: UnsafeRawBufferPointer) -> CInt {
     guard let first = input.first else { return 0 }
@@ -52,7 +54,9 @@ final class OutputBox: @unchecked Sendable {
   func appendError(_ bytes: Data) { lock.withLock { error.append(bytes) } }
 
   var lines: [Data] {
-    lock.withLock { data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast() }
+    lock.withLock {
+      data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast()
+    }
   }
   var errorText: String { lock.withLock { String(decoding: error, as: UTF8.self) } }
 }
