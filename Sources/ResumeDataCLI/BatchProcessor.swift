@@ -185,10 +185,12 @@ private struct BatchResultObject {
       case .unreadableInput: "unreadable"
       default: "failed"
       }
+    // Spelled out in JSON, where a bare number could be anything.
     let location: String? =
       switch error.location {
       case .none: nil
-      default: "\(error.location)"
+      case .line(let line): "line \(line)"
+      case .offset(let offset): "@\(offset)"
       }
     let file = error.file == "blob" ? nil : error.file
     return failed(kind, error.message, location: location, file: file)
