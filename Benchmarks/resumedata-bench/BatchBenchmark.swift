@@ -184,34 +184,11 @@ enum BatchBenchmark {
       }
       close(writeEnd)
     }
-    var pid = pid_t()
-    var arguments = command.map { strdup($0) }
-    arguments.append(nil)
-    defer { for argument in arguments { free(argument) } }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, readEnd, 0)
-    posix_spawn_file_actions_addclose(&actions, writeEnd)
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    let clock = ContinuousClock()
-    let start = clock.now
-    guard posix_spawn(&pid, command[0], &actions, nil, arguments, environ) == 0 else {
-      close(readEnd)
-      close(writeEnd)
-      return nil
-    }
-    close(readEnd)
-    writer.start()
-    var status: Int32 = 0
-    var usage = rusage()
-    guard wait4(pid, &status, 0, &usage) == pid else { return nil }
-    let wall = seconds(clock.now - start)
-    let cpu =
-      Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-      + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-    return DownloadBenchmark.Usage(wall: wall, cpu: cpu, peakKiB: usage.ru_maxrss, status: status)
+    // The writing end must not leak into the child, or its standard input would never end.
+    _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
+    let usage = DownloadBenchmark.spawn(command, input: readEnd) { writer.start() }
+    if usage == nil { close(writeEnd) }
+    return usage
   }
 
   /// Records/s of the Foundation pipeline over `records` lines of `blob`.

@@ -100,8 +100,10 @@ enum DownloadBenchmark {
     return 0
   }
 
-  /// Runs a command to its end and returns the kernel's accounting of it.
-  static func spawn(_ command: [String]) -> Usage? {
+  /// Runs a command to its end and returns the kernel's accounting of it: its output discarded,
+  /// its standard input `input` (closed here once the child has it) or none, and `started` run once
+  /// the child is.
+  static func spawn(_ command: [String], input: Int32? = nil, started: () -> Void = {}) -> Usage? {
     var pid = pid_t()
     var arguments = command.map { strdup($0) }
     arguments.append(nil)
@@ -112,11 +114,13 @@ enum DownloadBenchmark {
     // The tools' progress output is not part of what is measured.
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    if let input { posix_spawn_file_actions_adddup2(&actions, input, 0) }
     let clock = ContinuousClock()
     let start = clock.now
-    guard posix_spawn(&pid, command[0], &actions, nil, arguments, environ) == 0 else {
-      return nil
-    }
+    let spawned = posix_spawn(&pid, command[0], &actions, nil, arguments, environ)
+    if let input { close(input) }
+    guard spawned == 0 else { return nil }
+    started()
     var status: Int32 = 0
     var usage = rusage()
     guard wait4(pid, &status, 0, &usage) == pid else { return nil }

@@ -130,23 +130,9 @@ struct BatchSettings: Sendable {
     case (let target?, nil):
       operation = .repair(try ResumeInput.target(target))
     case (nil, let name?):
-      guard let generation = ResumeDataGeneration(rawValue: name) else {
-        let names = ResumeDataGeneration.allCases.map(\.rawValue).joined(separator: ", ")
-        throw .usage("--to must be one of \(names), not '\(name)'")
-      }
-      let format = try parsed.value("--format").map { (name) throws(CommandError) in
-        guard let format = PropertyListFormat(rawValue: name) else {
-          throw .usage("--format must be xml or binary, not '\(name)'")
-        }
-        return format
-      }
-      let infoVersion = try parsed.value("--info-version").map { (text) throws(CommandError) in
-        guard let version = Int(text), version >= 0 else {
-          throw .usage("--info-version must be a whole number, not '\(text)'")
-        }
-        return version
-      }
-      operation = .convert(generation, format: format, infoVersion: infoVersion)
+      let conversion = try parsed.conversion(to: name)
+      operation = .convert(
+        conversion.generation, format: conversion.format, infoVersion: conversion.infoVersion)
     case (nil, nil):
       operation = .diagnose
     }

@@ -45,23 +45,8 @@ enum ConvertCommand {
         options: ["--to", "--format", "--info-version", "--temp-dir", "-o", "--output"],
         flags: ["--json"], streams: streams)
     else { return }
-    let generations = ResumeDataGeneration.allCases.map(\.rawValue).joined(separator: ", ")
     guard let name = parsed.value("--to") else { throw .usage("convert needs --to GEN") }
-    guard let generation = ResumeDataGeneration(rawValue: name) else {
-      throw .usage("--to must be one of \(generations), not '\(name)'")
-    }
-    let format = try parsed.value("--format").map { (name) throws(CommandError) in
-      guard let format = PropertyListFormat(rawValue: name) else {
-        throw .usage("--format must be xml or binary, not '\(name)'")
-      }
-      return format
-    }
-    let infoVersion = try parsed.value("--info-version").map { (text) throws(CommandError) in
-      guard let version = Int(text), version >= 0 else {
-        throw .usage("--info-version must be a whole number, not '\(text)'")
-      }
-      return version
-    }
+    let (generation, format, infoVersion) = try parsed.conversion(to: name)
     let output = try BlobOutput(parsed, command: "convert")
     let (path, resume) = try parsed.readResumeData(for: "convert", streams: streams)
     let converted: (blob: ResumeData, findings: [Finding])

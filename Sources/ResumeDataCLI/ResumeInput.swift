@@ -1,4 +1,5 @@
 import Foundation
+import PropertyList
 import ResumeData
 
 /// Reading a resume blob, and the options every resume-data command shares.
@@ -30,6 +31,29 @@ extension Arguments {
   ) {
     let (path, input) = try readSingleFile(for: command, streams: streams)
     return (path, try ResumeInput.decode(input, file: path))
+  }
+
+  /// What `--to GEN`, `--format` and `--info-version` ask a conversion for (`convert`, `batch`).
+  func conversion(to name: String) throws(CommandError) -> (
+    generation: ResumeDataGeneration, format: PropertyListFormat?, infoVersion: Int?
+  ) {
+    guard let generation = ResumeDataGeneration(rawValue: name) else {
+      let names = ResumeDataGeneration.allCases.map(\.rawValue).joined(separator: ", ")
+      throw .usage("--to must be one of \(names), not '\(name)'")
+    }
+    let format = try value("--format").map { (name) throws(CommandError) in
+      guard let format = PropertyListFormat(rawValue: name) else {
+        throw .usage("--format must be xml or binary, not '\(name)'")
+      }
+      return format
+    }
+    let infoVersion = try value("--info-version").map { (text) throws(CommandError) in
+      guard let version = Int(text), version >= 0 else {
+        throw .usage("--info-version must be a whole number, not '\(text)'")
+      }
+      return version
+    }
+    return (generation, format, infoVersion)
   }
 
   /// The `--temp-dir` directory, if given.
