@@ -271,6 +271,15 @@ struct BatchCommandTests {
     #expect(ids == ["{\"a\":[1,2.5e-3,true,null]}", "12345678901234567890", "\"\\u00e9\\n\""])
   }
 
+  @Test("An id JSON allows but a Double cannot hold is echoed as written (found by FuzzBatch)")
+  func hugeNumber() throws {
+    let id = "1e" + String(repeating: "5", count: 75)
+    let (_, captured) = run(["batch"], input: Data("{\"id\":\(id),\"blob\":\"\"}\n".utf8))
+    #expect(
+      text(captured.standardOutput)
+        == invalidRecordLine(1, id: id, kind: "malformed", location: "@0", "input is empty") + "\n")
+  }
+
   @Test("A line longer than --max-record-bytes gets a too-long result and the stream goes on")
   func tooLong() throws {
     let blob = try resumeFixture("v2.xml.plist")
