@@ -6,7 +6,7 @@ import ResumeData
 enum ValidateCommand {
   /// The text `resumedata validate --help` prints.
   static let help = """
-    USAGE: resumedata validate FILE|-... [--target T] [--temp-dir DIR] [--json]
+    OVERVIEW: Whether resume blobs can be resumed (on a given system).
 
     Checks whether each resume blob can be resumed, and prints one line a file:
       FILE: ok (GENERATION)
@@ -18,6 +18,8 @@ enum ValidateCommand {
     error (a blob that only needs repairing is ok). Every file is checked, whatever the
     others give.
 
+    USAGE: resumedata validate FILE|-... [--target T] [--temp-dir DIR] [--json]
+
     ARGUMENTS:
       FILE|-            The blobs to read; - reads standard input.
 
@@ -27,14 +29,29 @@ enum ValidateCommand {
       --temp-dir DIR    The directory that holds the partial files: each is looked up
                         there (its size only), and a missing one is an error.
       --json            Print one JSON object, {"schemaVersion": 1, "target", "files":
-                        [...]} (see README.md), instead of the lines.
+                        [...]} (see docs/cli/validate.md), instead of the lines.
       -h, --help        Show this help.
 
     EXIT STATUS:
       The worst of the files: 66 if any is unreadable, else 65 if any is malformed,
       else 1 if any is not resumable, else 0. 64 for a usage error.
 
+    EXAMPLES:
+      resumedata validate Fixtures/resume/v2.xml.plist Fixtures/resume/ios12-empty.archive
+      resumedata validate Fixtures/resume/network-framework.blob --target ios13+
+      resumedata validate Fixtures/resume/safari.archive --json
+
     """
+
+  /// The entry of `validate` in the command table.
+  static let spec = CommandSpec(
+    name: "validate", summary: "Whether resume blobs can be resumed (on a given system).",
+    help: help,
+    options: [
+      .option("--target", value: .targets), .option("--temp-dir", value: .directory),
+      .flag("--json"),
+    ],
+    arguments: .file, run: run(_:streams:))
 
   /// What a file turned out to be, least severe first.
   private enum Status: Int, Comparable {
@@ -90,9 +107,7 @@ enum ValidateCommand {
   /// - Returns: the exit status, the worst of the files'.
   static func run(_ arguments: [String], streams: Streams) throws(CommandError) -> ExitCode {
     guard
-      let parsed = try Arguments.command(
-        arguments, help: help, options: ["--target", "--temp-dir"], flags: ["--json"],
-        streams: streams)
+      let parsed = try Arguments.command(arguments, spec: spec, streams: streams)
     else { return .success }
     let target = try parsed.value("--target").map { (name) throws(CommandError) in
       try ResumeInput.target(name)
