@@ -20,14 +20,14 @@ enum DownloadsCommand {
            resumedata downloads run --state-dir DIR [--jobs N] [--json]
            resumedata downloads pause|resume|cancel ID --state-dir DIR [--json]
 
-    ACTIONS:
+    ARGUMENTS:
       list              Show every task: ID, state, bytes, URL, file, group.
-      add               Queue a download; prints its task ID.
+      add URL           Queue a download of URL; prints its task ID.
       run               Transfer every queued task.
-      pause             Pause a queued task.
-      resume            Queue a paused or failed task again.
-      cancel            Cancel a task and delete its partial file.
-    `resumedata downloads ACTION --help` shows one action's help.
+      pause ID          Pause a queued task.
+      resume ID         Queue a paused or failed task again.
+      cancel ID         Cancel a task and delete its partial file.
+      (`resumedata downloads ACTION --help` shows one action's help.)
 
     OPTIONS:
       --state-dir DIR   The state directory (required).
