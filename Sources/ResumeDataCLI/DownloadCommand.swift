@@ -243,7 +243,7 @@ enum DownloadCommand {
     _ download: Download, url: String?, destination: URL, configuration: DownloadConfiguration,
     parsed: Arguments, streams: Streams
   ) throws(CommandError) {
-    let progress = ProgressPrinter(terminal: isatty(STDERR_FILENO) == 1, streams: streams)
+    let progress = ProgressPrinter(terminal: streams.standardErrorIsTerminal, streams: streams)
     let interrupted = Interruption(download)
     let done = DispatchSemaphore(value: 0)
     let outcome = ResultBox()

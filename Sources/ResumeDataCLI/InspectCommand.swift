@@ -49,10 +49,15 @@ enum InspectCommand {
     else { return }
     let (_, resume) = try parsed.readResumeData(for: "inspect", streams: streams)
     let findings = resume.findings(temporaryDirectory: parsed.temporaryDirectory)
-    streams.print(parsed.has("--json") ? json(resume, findings) : text(resume, findings))
+    streams.print(
+      parsed.has("--json")
+        ? json(resume, findings) : text(resume, findings, style: streams.outputStyle))
   }
 
-  static func text(_ resume: ResumeData, _ findings: [Finding]) -> String {
+  /// The text report; `style` colours the findings' severities.
+  static func text(
+    _ resume: ResumeData, _ findings: [Finding], style: TextStyle = TextStyle(enabled: false)
+  ) -> String {
     var lines = [String]()
     func row(_ label: String, _ value: String) {
       lines.append(label.padding(toLength: 14, withPad: " ", startingAt: 0) + value)
@@ -86,7 +91,7 @@ enum InspectCommand {
       row("wrapped", "\(nested.generation.rawValue) blob, \(nested.originalCount) bytes")
     }
     lines.append(findings.isEmpty ? "findings      none" : "findings")
-    for finding in findings { lines.append("  " + finding.description) }
+    for finding in findings { lines.append("  " + style.finding(finding)) }
     return lines.joined(separator: "\n") + "\n"
   }
 

@@ -61,7 +61,9 @@ public enum ResumeDataTool {
       return try dispatch(arguments, streams: streams)
     } catch {
       // An interruption has already said what it left behind.
-      if error.exitCode != .interrupted { streams.printError(error.rendered) }
+      if error.exitCode != .interrupted {
+        streams.printError(streams.errorStyle.error(error.rendered))
+      }
       if error.showsUsageHint {
         let subcommand =
           arguments.first.map { command(named: $0) == nil ? "" : " \($0)" } ?? ""

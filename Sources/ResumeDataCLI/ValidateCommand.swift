@@ -93,11 +93,16 @@ enum ValidateCommand {
     /// The diagnosis of the repaired blob, when a target is given and the repair wrote one.
     var repairedFindings: [Finding]?
 
-    var line: String {
+    /// `FILE: VERDICT…` on one line, the verdict coloured by `style`.
+    func line(style: TextStyle) -> String {
+      // Escaped before colouring, so that only our own escape sequences reach the terminal.
+      let file = CommandError.oneLine(file)
+      let reason = CommandError.oneLine(reason ?? "")
       switch status {
-      case .ok: "\(file): ok (\(generation ?? "-"))"
-      case .notResumable: "\(file): not resumable: \(reason ?? "")"
-      case .malformed, .unreadable: "\(file): \(status.name): \(reason ?? "")"
+      case .ok: return "\(file): \(style.paint("ok", .green)) (\(generation ?? "-"))"
+      case .notResumable: return "\(file): \(style.paint("not resumable", .red)): \(reason)"
+      case .malformed, .unreadable:
+        return "\(file): \(style.paint(status.name, .red)): \(reason)"
       }
     }
   }
@@ -124,7 +129,7 @@ enum ValidateCommand {
       object.add("files", JSON.array(reports.map(json), level: 1))
       streams.print(object.rendered() + "\n")
     } else {
-      streams.print(reports.map { CommandError.oneLine($0.line) + "\n" }.joined())
+      streams.print(reports.map { $0.line(style: streams.outputStyle) + "\n" }.joined())
     }
     return reports.map(\.status).max()?.exitCode ?? .success
   }
