@@ -88,7 +88,8 @@ enum DownloadsCommand {
             -o, --output FILE Where the finished file goes (required).
             --state-dir DIR   The state directory (required).
             --group NAME      A group: `run` reports when all of a group's tasks are done.
-            --json            Print {"schemaVersion": 1, "task": {...}} instead of the ID.
+            --json            Print {"schemaVersion": 1, "id", "task": {...}} instead of the
+                            ID.
             -h, --help        Show this help.
 
           EXAMPLES:
@@ -141,7 +142,8 @@ enum DownloadsCommand {
 
           OPTIONS:
             --state-dir DIR   The state directory (required).
-            --json            Print {"schemaVersion": 1, "task": {...}}, the task afterwards.
+            --json            Print {"schemaVersion": 1, "id", "task"}: the task afterwards,
+                            null once cancelled.
             -h, --help        Show this help.
 
           EXAMPLES:
@@ -209,7 +211,7 @@ enum DownloadsCommand {
       let group = parsed.value("--group")
       let destination = URL(fileURLWithPath: output)
       let id = blocking { await manager.add(url, destination: destination, group: group) }
-      streams.print(wantsJSON ? try json(task: id, in: manager) : id)
+      streams.print(wantsJSON ? json(task: id, in: manager) : id)
     case "run":
       try runAll(manager, json: wantsJSON, streams: streams)
     case "pause", "resume", "cancel":
@@ -224,21 +226,19 @@ enum DownloadsCommand {
         default: await manager.cancel(id)
         }
       }
-      if wantsJSON { streams.print(try json(task: id, in: manager)) }
+      if wantsJSON { streams.print(json(task: id, in: manager)) }
     default:
       // Every action in `actions` has a case above.
       preconditionFailure("unhandled action \(action)")
     }
   }
 
-  /// `{"schemaVersion": 1, "task": {...}}`: one task's record as `list --json` prints it.
-  private static func json(task id: String, in manager: DownloadManager) throws(CommandError)
-    -> String
-  {
-    guard let record = blocking({ await manager.tasks().first { $0.id == id } }) else {
-      throw CommandError(.failure, "no task \(id)")
-    }
-    return "{\"schemaVersion\": 1, \"task\": \(encoded(record) ?? "null")}"
+  /// `{"schemaVersion": 1, "id": ID, "task": {...} | null}`: one task's record as `list --json`
+  /// prints it, null once it is gone (cancelled).
+  private static func json(task id: String, in manager: DownloadManager) -> String {
+    let record = blocking { await manager.tasks().first { $0.id == id } }
+    return "{\"schemaVersion\": 1, \"id\": \(JSON.string(id)), \"task\": "
+      + (record.flatMap(encoded) ?? "null") + "}"
   }
 
   /// A value as compact JSON with sorted keys, the form `list --json` uses for its tasks.
