@@ -88,8 +88,8 @@ enum DownloadsCommand {
             -o, --output FILE Where the finished file goes (required).
             --state-dir DIR   The state directory (required).
             --group NAME      A group: `run` reports when all of a group's tasks are done.
-            --json            Print {"schemaVersion": 1, "id", "task": {...}} instead of the
-                            ID.
+            --json            Print {"schemaVersion": 1, "id", "task": {...}} instead of
+                              the ID.
             -h, --help        Show this help.
 
           EXAMPLES:
@@ -142,8 +142,8 @@ enum DownloadsCommand {
 
           OPTIONS:
             --state-dir DIR   The state directory (required).
-            --json            Print {"schemaVersion": 1, "id", "task"}: the task afterwards,
-                            null once cancelled.
+            --json            Print {"schemaVersion": 1, "id", "task"}: the task
+                              afterwards (null once cancelled).
             -h, --help        Show this help.
 
           EXAMPLES:

@@ -59,16 +59,16 @@ struct JSONOutputTests {
   }
 
   @Test("downloads: list, add, pause and cancel print one JSON object each")
-  func downloads() throws {
+  func downloads() async throws {
     let scratch = try ScratchDirectory()
     defer { scratch.remove() }
     let state = scratch.path("state")
-    let empty = run(["downloads", "list", "--state-dir", state, "--json"])
+    let empty = await runOnOwnThread(["downloads", "list", "--state-dir", state, "--json"])
     #expect(empty.0 == .success)
     #expect(text(empty.1.standardOutput) == "{\"schemaVersion\": 1, \"tasks\": []}\n")
 
     let url = "http://127.0.0.1:9/files/a.bin"
-    let added = run([
+    let added = await runOnOwnThread([
       "downloads", "add", url, "-o", scratch.path("a.bin"), "--state-dir", state, "--json",
     ])
     #expect(added.0 == .success)
@@ -78,22 +78,26 @@ struct JSONOutputTests {
     #expect(task["state"] as? String == "queued")
     #expect(task["bytes"] as? Int == 0)
 
-    let plainAdd = run(["downloads", "add", url, "-o", scratch.path("a.bin"), "--state-dir", state])
+    let plainAdd = await runOnOwnThread([
+      "downloads", "add", url, "-o", scratch.path("a.bin"), "--state-dir", state,
+    ])
     #expect(text(plainAdd.1.standardOutput) == id + "\n")
 
-    let paused = run(["downloads", "pause", id, "--state-dir", state, "--json"])
+    let paused = await runOnOwnThread(["downloads", "pause", id, "--state-dir", state, "--json"])
     #expect(paused.0 == .success)
     let pausedObject = try object(paused.1.standardOutput)
     #expect(pausedObject["schemaVersion"] as? Int == 1)
     #expect(pausedObject["id"] as? String == id)
     #expect((pausedObject["task"] as? [String: Any])?["state"] as? String == "paused")
 
-    let cancelled = run(["downloads", "cancel", id, "--state-dir", state, "--json"])
+    let cancelled = await runOnOwnThread([
+      "downloads", "cancel", id, "--state-dir", state, "--json",
+    ])
     #expect(cancelled.0 == .success)
     #expect(
       text(cancelled.1.standardOutput)
         == "{\"schemaVersion\": 1, \"id\": \"\(id)\", \"task\": null}\n")
-    let after = run(["downloads", "list", "--state-dir", state, "--json"])
+    let after = await runOnOwnThread(["downloads", "list", "--state-dir", state, "--json"])
     #expect(text(after.1.standardOutput) == "{\"schemaVersion\": 1, \"tasks\": []}\n")
   }
 
