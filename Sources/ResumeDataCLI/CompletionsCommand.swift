@@ -253,7 +253,9 @@ enum CompletionsCommand {
           "complete -c resumedata -n '__resumedata_needs_action \(command.name)' -a "
             + fishQuoted(actions))
       }
-      if let arguments = command.arguments, let value = fishValue(arguments, commands) {
+      if let arguments = command.arguments,
+        let value = fishValue(arguments, commands, positional: true)
+      {
         lines.append(using + value)
       }
     }
@@ -271,14 +273,19 @@ enum CompletionsCommand {
     return parts.joined(separator: " ")
   }
 
-  /// How fish completes a value of `kind`: `-r -F` for files; nil when nothing is offered.
-  private static func fishValue(_ kind: ValueKind, _ commands: [CommandSpec]) -> String? {
+  /// How fish completes a value of `kind` (`-r -F` for an option's file); nil when nothing is
+  /// offered. A positional argument is no option's parameter, so it gets neither `-r` nor `-x`
+  /// (which implies `-r`).
+  private static func fishValue(
+    _ kind: ValueKind, _ commands: [CommandSpec], positional: Bool = false
+  ) -> String? {
+    let (files, exclusive) = positional ? ("-F", "-f -a ") : ("-r -F", "-x -a ")
     switch kind {
-    case .file: "-r -F"
-    case .directory: "-x -a '(__fish_complete_directories (commandline -ct))'"
-    case .url, .text, .number: nil
-    case .choice(let names): "-x -a " + fishQuoted(names.joined(separator: " "))
-    case .subcommand: "-x -a " + fishQuoted(commands.map(\.name).joined(separator: " "))
+    case .file: return files
+    case .directory: return exclusive + "'(__fish_complete_directories (commandline -ct))'"
+    case .url, .text, .number: return nil
+    case .choice(let names): return exclusive + fishQuoted(names.joined(separator: " "))
+    case .subcommand: return exclusive + fishQuoted(commands.map(\.name).joined(separator: " "))
     }
   }
 

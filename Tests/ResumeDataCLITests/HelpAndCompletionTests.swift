@@ -262,6 +262,34 @@ struct CompletionTests {
     #expect(try complete(["download", "--header", ""]) == "\n")
   }
 
+  @Test(
+    "The zsh and fish scripts (no shell here to run them) spell known entries exactly",
+    arguments: [
+      ("zsh", "#compdef resumedata\n"),
+      ("zsh", "    (repair)\n      _arguments -S \\\n        '--target=:name:(ios10.0-10.1 "),
+      ("zsh", "        '-o:file:_files' \\\n        '--output=:file:_files' \\\n"),
+      ("zsh", "        '*--header=:value: ' \\\n"),
+      ("zsh", "        '1:action:(list add run pause resume cancel)' \\\n"),
+      ("zsh", "    'archive:Print a keyed archive'\\''s object graph, as text or JSON.'\n"),
+      ("fish", "complete -c resumedata -n '__resumedata_using inspect' -F\n"),
+      ("fish", "complete -c resumedata -n '__resumedata_using repair' -s o -l output -r -F\n"),
+      (
+        "fish",
+        "complete -c resumedata -n '__resumedata_using convert' -l format -x -a 'xml binary'\n"
+      ),
+      (
+        "fish",
+        "complete -c resumedata -n '__resumedata_needs_action downloads' -a 'list add run pause resume cancel'\n"
+      ),
+      (
+        "fish", "complete -c resumedata -n '__resumedata_using completions' -f -a 'bash zsh fish'\n"
+      ),
+      ("fish", "-a archive -d 'Print a keyed archive\\'s object graph, as text or JSON.'\n"),
+    ])
+  func scriptEntries(shell: String, entry: String) {
+    #expect(text(run(["completions", shell]).1.standardOutput).contains(entry))
+  }
+
   @Test("'completions --json' prints the command table")
   func json() throws {
     let (status, captured) = run(["completions", "--json"])
