@@ -101,6 +101,36 @@ struct JSONOutputTests {
     #expect(text(after.1.standardOutput) == "{\"schemaVersion\": 1, \"tasks\": []}\n")
   }
 
+  @Test("downloads run --json: the final task list instead of a line for each event")
+  func downloadsRun() async throws {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    server.serve(path: "/r.bin", body: payload, etag: "\"r\"")
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let state = scratch.path("state")
+    let url = server.baseURL.appendingPathComponent("r.bin").absoluteString
+    let added = await runOnOwnThread([
+      "downloads", "add", url, "-o", scratch.path("r.bin"), "--state-dir", state, "--group", "g",
+    ])
+    #expect(added.0 == .success)
+    let id = text(added.1.standardOutput).trimmingCharacters(in: .newlines)
+    let (status, stdout, _) = try runExecutable([
+      "downloads", "run", "--state-dir", state, "--json",
+    ])
+    #expect(status == 0)
+    let output = text(stdout)
+    #expect(output.hasPrefix("{\"schemaVersion\": 1, \"tasks\": [{"))
+    #expect(output.hasSuffix("}]}\n"))
+    #expect(!output.contains("group g:"))
+    let tasks = try #require(try object(stdout)["tasks"] as? [[String: Any]])
+    #expect(tasks.count == 1)
+    #expect(tasks.first?["id"] as? String == id)
+    #expect(tasks.first?["state"] as? String == "completed")
+    #expect(tasks.first?["bytes"] as? Int == payload.count)
+    #expect(try Data(contentsOf: scratch.url.appendingPathComponent("r.bin")) == payload)
+  }
+
   @Test("download --json: the outcome as one object instead of the line")
   func download() throws {
     let server = try TestHTTPServer()
