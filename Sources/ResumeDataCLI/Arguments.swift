@@ -44,20 +44,25 @@ struct Arguments {
           index += 1
         }
       } else {
-        throw .usage("unknown option '\(name)'")
+        let known = (optionNames.union(flagNames)).sorted()
+        throw .usage("unknown option '\(name)'" + Suggestions.hint(for: name, in: known))
       }
     }
   }
 
-  /// Parses a command's arguments (`-h`/`--help` always among the flags); prints `help` and returns
-  /// nil when asked for it.
-  static func command(
-    _ arguments: [String], help: String, options: Set<String> = [], flags: Set<String> = [],
-    streams: Streams
-  ) throws(CommandError) -> Arguments? {
-    let parsed = try Arguments(arguments, options: options, flags: flags.union(["-h", "--help"]))
+  /// Parses a command's arguments as its entry in the command table says (`-h`/`--help` always
+  /// among the flags); prints its help (its action's, for `downloads list --help`) and returns nil
+  /// when asked for it.
+  static func command(_ arguments: [String], spec: CommandSpec, streams: Streams)
+    throws(CommandError) -> Arguments?
+  {
+    let options = spec.allOptions
+    let parsed = try Arguments(
+      arguments,
+      options: Set(options.filter { $0.value != nil }.flatMap(\.names)),
+      flags: Set(options.filter { $0.value == nil }.flatMap(\.names)))
     if parsed.wantsHelp {
-      streams.print(help)
+      streams.print(spec.help(action: parsed.positionals.first))
       return nil
     }
     return parsed

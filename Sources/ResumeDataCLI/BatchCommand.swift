@@ -9,9 +9,8 @@ import Synchronization
 enum BatchCommand {
   /// The text `resumedata batch --help` prints.
   static let help = """
-    USAGE: resumedata batch [FILE|-...] [--jobs N] [--target T | --to GEN [--format F]
-                            [--info-version N]] [--temp-dir DIR] [--in-place [--backup]]
-                            [--max-record-bytes N] [--exit-zero]
+    OVERVIEW: Diagnose, repair or convert NDJSON streams of resume blobs, on every core,
+    one result a record.
 
     Reads resume blobs as NDJSON, one record a line:
       {"id": ..., "blob": "<base64>"}    or    {"id": ..., "path": "FILE"}
@@ -26,6 +25,10 @@ enum BatchCommand {
     `resumedata inspect`. With --target, each is repaired as `resumedata repair` does;
     with --to, converted as `resumedata convert` does: "findings" are then what changed,
     and "output" holds the new blob and its own diagnosis.
+
+    USAGE: resumedata batch [FILE|-...] [--jobs N] [--target T | --to GEN [--format F]
+                            [--info-version N]] [--temp-dir DIR] [--in-place [--backup]]
+                            [--max-record-bytes N] [--exit-zero]
 
     ARGUMENTS:
       FILE|-            NDJSON files to read in turn; - or none reads standard input.
@@ -43,36 +46,48 @@ enum BatchCommand {
                         (a temporary file, then a rename), instead of into the output.
                         An unchanged blob is not rewritten.
       --backup          With --in-place: keep the original as FILE.bak first (a record
-                        whose FILE.bak already exists fails rather than lose it).
-      --exit-zero       Exit 0 even when records failed (their results still say so), for
-                        engines that fail a whole task on any other status.
+                        whose FILE.bak already holds something else fails rather than
+                        lose it).
       --max-record-bytes N
                         Longest line or "path" file accepted (default 67108864); a longer
                         one gets an error result without being held in memory.
+      --exit-zero       Exit 0 even when records failed (their results still say so), for
+                        engines that fail a whole task on any other status.
+      --json            Accepted for uniformity: the output is always JSON, one object
+                        with "schemaVersion" a line (see docs/cli/batch.md).
       -h, --help        Show this help.
-
-    OUTPUT (one line a record; see docs/cli/batch.md):
-      {"schemaVersion":1,"input":"-","line":1,"id":"a","ok":true,"generation":"v2",
-       "container":"xml-plist","resumable":true,"findings":[...],"output":null,"error":null}
 
     EXIT STATUS:
       0 when every record is ok (or with --exit-zero), 1 when any is not, 64 for a
       usage error, 66 when an input file cannot be read (the other files are still
       processed).
 
+    EXAMPLES:
+      resumedata batch Fixtures/batch/records.ndjson
+      resumedata batch Fixtures/batch/records.ndjson --target ios13+ --jobs 2
+      resumedata batch --to keyed --exit-zero < records.ndjson > results.ndjson
+
     """
+
+  /// The entry of `batch` in the command table.
+  static let spec = CommandSpec(
+    name: "batch",
+    summary: "Diagnose, repair or convert NDJSON streams of resume blobs, on every core.",
+    help: help,
+    options: [
+      .option("--jobs", value: .number), .option("--target", value: .targets),
+      .option("--to", value: .generations), .option("--format", value: .choice(["xml", "binary"])),
+      .option("--info-version", value: .number), .option("--temp-dir", value: .directory),
+      .flag("--in-place"), .flag("--backup"), .option("--max-record-bytes", value: .number),
+      .flag("--exit-zero"), .flag("--json"),
+    ],
+    arguments: .file, run: run(_:streams:))
 
   /// Runs `resumedata batch` with the arguments after its name.
   static func run(_ arguments: [String], streams: Streams) throws(CommandError) -> ExitCode {
-    guard
-      let parsed = try Arguments.command(
-        arguments, help: help,
-        options: [
-          "--jobs", "--target", "--to", "--format", "--info-version", "--temp-dir",
-          "--max-record-bytes",
-        ],
-        flags: ["--in-place", "--backup", "--exit-zero"], streams: streams)
-    else { return .success }
+    guard let parsed = try Arguments.command(arguments, spec: spec, streams: streams) else {
+      return .success
+    }
     let settings = try BatchSettings(parsed)
     let jobs = try parsed.value("--jobs").map { (text) throws(CommandError) in
       guard let jobs = Int(text), (1...BatchSettings.maximumJobs).contains(jobs) else {

@@ -63,7 +63,9 @@ struct BlobOutput {
     } else if findings.isEmpty {
       text = "no changes needed\n"
     } else {
-      text = findings.map { CommandError.oneLine($0.description) + "\n" }.joined()
+      // The report goes where the blob does not: colour follows that stream.
+      let style = path == "-" ? streams.errorStyle : streams.outputStyle
+      text = findings.map { style.finding($0) + "\n" }.joined()
     }
     if path == "-" { streams.printError(text) } else { streams.print(text) }
   }

@@ -8,16 +8,20 @@ import ResumeData
 enum DownloadCommand {
   /// The text `resumedata download --help` prints.
   static let downloadHelp = """
-    USAGE: resumedata download URL -o FILE [--sha256 HEX] [--header 'Name: value']...
-                               [--state-dir DIR] [--resume-data OUT] [--generation GEN]
-                               [--retries N] [--stall-timeout SECONDS]
+    OVERVIEW: Download a URL with resume, writing Apple-compatible resume data.
 
-    Downloads URL to FILE, resuming after failures without ever splicing a changed file: every
-    continuation asks for the rest with Range and If-Range (a strong ETag, else Last-Modified),
-    and only a 206 that continues the partial file exactly is appended. While it runs, the
-    partial file and its resume data (Apple's layout) live in the state directory; a process
-    killed at any moment continues from there when run again with the same arguments. Ctrl-C
-    pauses: the resume data is written and its path printed, and the exit status is 130.
+    Downloads URL to FILE, resuming after failures without ever splicing a changed file:
+    every continuation asks for the rest with Range and If-Range (a strong ETag, else
+    Last-Modified), and only a 206 that continues the partial file exactly is appended.
+    While it runs, the partial file and its resume data (Apple's layout) live in the state
+    directory; a process killed at any moment continues from there when run again with
+    the same arguments. Ctrl-C pauses: the resume data is written and its path printed,
+    and the exit status is 130. Progress goes to standard error.
+
+    USAGE: resumedata download URL -o FILE [--sha256 HEX] [--digest ALG]
+                               [--header 'Name: value']... [--state-dir DIR]
+                               [--temp-dir DIR] [--resume-data OUT] [--generation GEN] [--retries N]
+                               [--stall-timeout SECONDS] [--json]
 
     ARGUMENTS:
       URL               An http or https URL.
@@ -31,29 +35,41 @@ enum DownloadCommand {
                         A request header (repeatable).
       --state-dir DIR   Where the partial file and FILE.resumedata are kept while
                         downloading (default: FILE's directory).
+      --temp-dir DIR    Where the partial file alone is kept (default: the state
+                        directory).
       --resume-data OUT Where the resume data goes on pause or failure (default: the state
                         file in the state directory).
       --generation GEN  The resume data's form: keyed (default), v1, v2, v4, safari.
       --retries N       Attempts after the first, resuming each time (default: 4).
       --stall-timeout SECONDS
                         No byte for this long counts as a lost connection (default: 30).
+      --json            Print one JSON object with the outcome (status, file, bytes,
+                        digest, resume data) instead of the line (see docs/cli/download.md).
       -h, --help        Show this help.
 
     EXIT STATUS:
       0 complete, 1 failed (the resume data is kept), 64 usage error, 130 paused by Ctrl-C.
 
+    EXAMPLES:
+      resumedata download https://example.com/files/archive.zip -o archive.zip
+      resumedata download https://example.com/files/archive.zip -o archive.zip \\
+          --generation v2 --resume-data archive.resumedata --json
+
     """
 
   /// The text `resumedata resume --help` prints.
   static let resumeHelp = """
-    USAGE: resumedata resume BLOB -o FILE [--temp-dir DIR] [--sha256 HEX] [--state-dir DIR]
-                             [--resume-data OUT] [--generation GEN] [--retries N]
-                             [--stall-timeout SECONDS]
+    OVERVIEW: Continue a download from resume data of any generation.
 
     Continues a download from resume data of any generation, Apple-made or ours: the
     partial file is found by the blob's TempFileName in DIR (or by its LocalPath, only
     inside DIR), and the request is the blob's current request, headers included. The
     rest behaves as `resumedata download`.
+
+    USAGE: resumedata resume BLOB -o FILE [--temp-dir DIR] [--sha256 HEX] [--digest ALG]
+                             [--header 'Name: value']... [--state-dir DIR]
+                             [--resume-data OUT] [--generation GEN] [--retries N]
+                             [--stall-timeout SECONDS] [--json]
 
     ARGUMENTS:
       BLOB              The resume data (- reads standard input).
@@ -62,21 +78,49 @@ enum DownloadCommand {
       -o, --output FILE The finished file (required).
       --temp-dir DIR    The directory that holds the partial file (default: BLOB's
                         directory).
-      Other options as for `resumedata download`.
+      --sha256 HEX, --digest ALG, --header 'Name: value', --state-dir DIR,
+      --resume-data OUT, --generation GEN, --retries N, --stall-timeout SECONDS, --json
+                        As for `resumedata download`.
       -h, --help        Show this help.
+
+    EXIT STATUS:
+      0 complete, 1 failed (the resume data is kept), 64 usage error, 65 malformed blob,
+      66 unreadable blob, 130 paused by Ctrl-C.
+
+    EXAMPLES:
+      resumedata resume Fixtures/resume/v4-byte-range.xml.plist -o archive.zip \\
+          --temp-dir ~/Library/Caches/partials
+      resumedata resume Fixtures/resume/keyed-v5-response.archive -o archive.zip --json
 
     """
 
-  private static let options: Set<String> = [
-    "-o", "--output", "--sha256", "--header", "--state-dir", "--resume-data", "--generation",
-    "--retries", "--stall-timeout", "--temp-dir", "--digest",
+  /// The options `download` and `resume` share.
+  private static let sharedOptions: [OptionSpec] = [
+    .option("-o", "--output", value: .file), .option("--sha256", value: .text),
+    .option("--digest", value: .choice(["sha256", "sha1", "md5", "none"])),
+    .option("--header", value: .text, repeatable: true),
+    .option("--state-dir", value: .directory), .option("--temp-dir", value: .directory),
+    .option("--resume-data", value: .file),
+    .option("--generation", value: .choice(["keyed", "v1", "v2", "v4", "safari"])),
+    .option("--retries", value: .number), .option("--stall-timeout", value: .number),
+    .flag("--json"),
   ]
+
+  /// The entry of `download` in the command table.
+  static let downloadSpec = CommandSpec(
+    name: "download", summary: "Download a URL with resume, writing Apple-compatible resume data.",
+    help: downloadHelp, options: sharedOptions, arguments: .url, run: download(_:streams:))
+
+  /// The entry of `resume` in the command table.
+  static let resumeSpec = CommandSpec(
+    name: "resume", summary: "Continue a download from resume data of any generation.",
+    help: resumeHelp, options: sharedOptions,
+    arguments: .file, run: resume(_:streams:))
 
   /// Runs `resumedata download`.
   static func download(_ arguments: [String], streams: Streams) throws(CommandError) {
     guard
-      let parsed = try Arguments.command(
-        arguments, help: downloadHelp, options: options, flags: [], streams: streams)
+      let parsed = try Arguments.command(arguments, spec: downloadSpec, streams: streams)
     else { return }
     guard parsed.positionals.count == 1, let url = URL(string: parsed.positionals[0]) else {
       throw .usage("download needs one URL")
@@ -97,17 +141,19 @@ enum DownloadCommand {
     } catch {
       throw .usage(error.message)
     }
-    try run(download, configuration: configuration, parsed: parsed, streams: streams)
+    try run(
+      download, url: url.absoluteString, destination: destination, configuration: configuration,
+      parsed: parsed,
+      streams: streams)
   }
 
   /// Runs `resumedata resume`.
   static func resume(_ arguments: [String], streams: Streams) throws(CommandError) {
     guard
-      let parsed = try Arguments.command(
-        arguments, help: resumeHelp, options: options, flags: [], streams: streams)
+      let parsed = try Arguments.command(arguments, spec: resumeSpec, streams: streams)
     else { return }
     let (path, blob) = try parsed.readSingleFile(for: "resume", streams: streams)
-    _ = try ResumeInput.decode(blob, file: path)
+    let decoded = try ResumeInput.decode(blob, file: path)
     let blobDirectory =
       path == "-" ? nil : URL(fileURLWithPath: path).deletingLastPathComponent()
     let (destination, configuration) = try setUp(parsed, defaultDirectory: blobDirectory)
@@ -118,7 +164,9 @@ enum DownloadCommand {
     } catch {
       throw CommandError(.failure, error.message, file: path)
     }
-    try run(download, configuration: configuration, parsed: parsed, streams: streams)
+    try run(
+      download, url: decoded.downloadURL ?? decoded.currentRequest?.url,
+      destination: destination, configuration: configuration, parsed: parsed, streams: streams)
   }
 
   /// The destination and configuration from the shared options.
@@ -189,11 +237,13 @@ enum DownloadCommand {
   }
 
   /// Runs a download to its end, with progress on standard error and Ctrl-C pausing it.
+  /// With `--json`, the outcome is one object on standard output (`result`) instead of the line
+  /// or the note on standard error; a failure still exits 1 with its `Error:` line.
   private static func run(
-    _ download: Download, configuration: DownloadConfiguration, parsed: Arguments,
-    streams: Streams
+    _ download: Download, url: String?, destination: URL, configuration: DownloadConfiguration,
+    parsed: Arguments, streams: Streams
   ) throws(CommandError) {
-    let progress = ProgressPrinter(terminal: isatty(STDERR_FILENO) == 1, streams: streams)
+    let progress = ProgressPrinter(terminal: streams.standardErrorIsTerminal, streams: streams)
     let interrupted = Interruption(download)
     let done = DispatchSemaphore(value: 0)
     let outcome = ResultBox()
@@ -207,23 +257,75 @@ enum DownloadCommand {
     done.wait()
     interrupted.stop()
     progress.end()
+    let json = parsed.has("--json")
     guard let result = outcome.result else { throw CommandError(.failure, "the download ended") }
     switch result {
     case .completed(let file, let digest):
       let algorithm = configuration.digestAlgorithm?.rawValue ?? ""
-      streams.print("\(file.path)" + (digest.map { "  \(algorithm) \($0)" } ?? ""))
+      if json {
+        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size])
+          .flatMap { $0 as? NSNumber }?.int64Value
+        streams.print(
+          report(
+            "completed", url: url, file: file.path, bytes: size,
+            digest: digest.map { (algorithm, $0) }))
+      } else {
+        streams.print("\(file.path)" + (digest.map { "  \(algorithm) \($0)" } ?? ""))
+      }
     case .paused(let data):
       let path = try writeResumeData(data, parsed: parsed, configuration: configuration)
-      streams.printError("Paused; resume data: \(path)")
+      if json {
+        streams.print(
+          report(
+            "paused", url: url, file: destination.path, bytes: bytesReceived(data),
+            resumeData: path))
+      } else {
+        streams.printError("Paused; resume data: \(path)")
+      }
       throw CommandError(.interrupted, "paused")
     case .failed(let error, let data):
       var message = error.description
+      var path: String?
       if let data {
-        let path = try writeResumeData(data, parsed: parsed, configuration: configuration)
-        message += " (resume data: \(path))"
+        let written = try writeResumeData(data, parsed: parsed, configuration: configuration)
+        message += " (resume data: \(written))"
+        path = written
+      }
+      if json {
+        streams.print(
+          report(
+            "failed", url: url, file: destination.path, bytes: data.flatMap(bytesReceived),
+            resumeData: path, error: error))
       }
       throw CommandError(.failure, message)
     }
+  }
+
+  /// The `--json` outcome: `{"schemaVersion": 1, "status", "url", "file", "bytes",
+  /// "digestAlgorithm", "digest", "resumeData", "error": {"code", "message"} | null}`.
+  private static func report(
+    _ status: String, url: String?, file: String, bytes: Int64?,
+    digest: (algorithm: String, hex: String)? = nil, resumeData: String? = nil,
+    error: DownloadError? = nil
+  ) -> String {
+    var object = JSONObject.document()
+    object.add("status", string: status)
+    object.add("url", string: url)
+    object.add("file", string: file)
+    object.add("bytes", bytes.map { String($0) } ?? "null")
+    object.add("digestAlgorithm", string: digest?.algorithm)
+    object.add("digest", string: digest?.hex)
+    object.add("resumeData", string: resumeData)
+    let failure = error.map {
+      "{\"code\": \(JSON.string($0.code.rawValue)), \"message\": \(JSON.string($0.message))}"
+    }
+    object.add("error", failure ?? "null")
+    return object.rendered() + "\n"
+  }
+
+  /// The byte count recorded in resume data the downloader wrote.
+  private static func bytesReceived(_ data: Data) -> Int64? {
+    (try? ResumeData(decoding: data))?.bytesReceived
   }
 
   /// Writes resume data where `--resume-data` says (the state file is already written).

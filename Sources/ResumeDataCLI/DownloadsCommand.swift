@@ -6,10 +6,7 @@ import Foundation
 enum DownloadsCommand {
   /// The text `resumedata downloads --help` prints.
   static let help = """
-    USAGE: resumedata downloads list --state-dir DIR [--json]
-           resumedata downloads add URL -o FILE --state-dir DIR [--group NAME]
-           resumedata downloads run --state-dir DIR [--jobs N]
-           resumedata downloads pause|resume|cancel ID --state-dir DIR
+    OVERVIEW: List, add, run, pause, resume or cancel the downloads of a state directory.
 
     Manages the downloads of a state directory: its task list (tasks.json), each task's
     resume data and partial file. `add` queues a download (the same URL to the same FILE is
@@ -18,26 +15,170 @@ enum DownloadsCommand {
     nothing: the next run continues every unfinished task); `pause`, `resume` and `cancel`
     change a task that no run is transferring (cancel deletes its partial file).
 
+    USAGE: resumedata downloads list --state-dir DIR [--json]
+           resumedata downloads add URL -o FILE --state-dir DIR [--group NAME] [--json]
+           resumedata downloads run --state-dir DIR [--jobs N] [--json]
+           resumedata downloads pause|resume|cancel ID --state-dir DIR [--json]
+
+    ARGUMENTS:
+      list              Show every task: ID, state, bytes, URL, file, group.
+      add URL           Queue a download of URL; prints its task ID.
+      run               Transfer every queued task.
+      pause ID          Pause a queued task.
+      resume ID         Queue a paused or failed task again.
+      cancel ID         Cancel a task and delete its partial file.
+      (`resumedata downloads ACTION --help` shows one action's help.)
+
     OPTIONS:
       --state-dir DIR   The state directory (required).
       -o, --output FILE Where `add` puts the finished file.
       --group NAME      A group for `add`; `list` shows each group's total.
       --jobs N          How many tasks `run` transfers at once (default: 4).
-      --json            `list` as one JSON object.
+      --json            Print one JSON object (see docs/cli/downloads.md).
       -h, --help        Show this help.
 
+    EXIT STATUS:
+      0 success, 1 a task failed or is unknown, 64 usage error, 130 paused by Ctrl-C.
+
+    EXAMPLES:
+      resumedata downloads add https://example.com/files/archive.zip -o archive.zip \\
+          --state-dir downloads --group nightly
+      resumedata downloads run --state-dir downloads --jobs 2
+      resumedata downloads list --state-dir downloads --json
+
     """
+
+  /// The help of each action, for `resumedata downloads ACTION --help`.
+  static let actions: [ActionSpec] =
+    [
+      ActionSpec(
+        name: "list",
+        help: """
+          OVERVIEW: Show the downloads of a state directory.
+
+          Prints one line a task: its ID, state, bytes received (of the total, when known),
+          URL, file, group and what went wrong, or "no downloads".
+
+          USAGE: resumedata downloads list --state-dir DIR [--json]
+
+          OPTIONS:
+            --state-dir DIR   The state directory (required).
+            --json            Print {"schemaVersion": 1, "tasks": [...]} instead.
+            -h, --help        Show this help.
+
+          EXAMPLES:
+            resumedata downloads list --state-dir downloads
+
+          """),
+      ActionSpec(
+        name: "add",
+        help: """
+          OVERVIEW: Queue a download in a state directory.
+
+          Adds a task that downloads URL to FILE and prints its ID; the same URL to the same
+          FILE is not added twice (its ID is printed again). Nothing is transferred until
+          `resumedata downloads run`.
+
+          USAGE: resumedata downloads add URL -o FILE --state-dir DIR [--group NAME] [--json]
+
+          ARGUMENTS:
+            URL               An http or https URL.
+
+          OPTIONS:
+            -o, --output FILE Where the finished file goes (required).
+            --state-dir DIR   The state directory (required).
+            --group NAME      A group: `run` reports when all of a group's tasks are done.
+            --json            Print {"schemaVersion": 1, "id", "task": {...}} instead of
+                              the ID.
+            -h, --help        Show this help.
+
+          EXAMPLES:
+            resumedata downloads add https://example.com/files/archive.zip -o archive.zip \\
+                --state-dir downloads
+
+          """),
+      ActionSpec(
+        name: "run",
+        help: """
+          OVERVIEW: Transfer every queued download of a state directory.
+
+          Transfers the queued tasks N at a time until none is left, printing a line when a
+          task completes or fails and when a group is done. Ctrl-C pauses them all, writes
+          their resume data and exits 130; a killed run loses nothing.
+
+          USAGE: resumedata downloads run --state-dir DIR [--jobs N] [--json]
+
+          OPTIONS:
+            --state-dir DIR   The state directory (required).
+            --jobs N          How many tasks to transfer at once, 1 to 64 (default: 4).
+            --json            Print the final task list as one JSON object instead of the
+                              lines.
+            -h, --help        Show this help.
+
+          EXIT STATUS:
+            0 every task completed, 1 some failed, 64 usage error, 130 paused by Ctrl-C.
+
+          EXAMPLES:
+            resumedata downloads run --state-dir downloads --jobs 2
+
+          """),
+    ]
+    + [
+      ("pause", "Pause a queued download."),
+      ("resume", "Queue a paused or failed download again."),
+      ("cancel", "Cancel a download and delete its partial file."),
+    ].map { action, overview in
+      ActionSpec(
+        name: action,
+        help: """
+          OVERVIEW: \(overview)
+
+          Changes a task that no run is transferring; prints nothing.
+
+          USAGE: resumedata downloads \(action) ID --state-dir DIR [--json]
+
+          ARGUMENTS:
+            ID                The task's ID, as `add` and `list` print it.
+
+          OPTIONS:
+            --state-dir DIR   The state directory (required).
+            --json            Print {"schemaVersion": 1, "id", "task"}: the task
+                              afterwards (null once cancelled).
+            -h, --help        Show this help.
+
+          EXAMPLES:
+            resumedata downloads \(action) 3f2a9c1e-0b6d-4c1a-9e57-2d8f7a41b0c3 \\
+                --state-dir downloads
+
+          """)
+    }
+
+  /// The entry of `downloads` in the command table.
+  static let spec = CommandSpec(
+    name: "downloads",
+    summary: "List, add, run, pause, resume or cancel the downloads of a state directory.",
+    help: help,
+    options: [
+      .option("--state-dir", value: .directory), .option("-o", "--output", value: .file),
+      .option("--group", value: .text), .option("--jobs", value: .number), .flag("--json"),
+    ],
+    arguments: .text, actions: actions, run: run(_:streams:))
 
   /// Runs `resumedata downloads`.
   static func run(_ arguments: [String], streams: Streams) throws(CommandError) {
     guard
-      let parsed = try Arguments.command(
-        arguments, help: help, options: ["--state-dir", "-o", "--output", "--group", "--jobs"],
-        flags: ["--json"], streams: streams)
+      let parsed = try Arguments.command(arguments, spec: spec, streams: streams)
     else { return }
     guard let action = parsed.positionals.first else {
       throw .usage("downloads needs an action: list, add, run, pause, resume or cancel")
     }
+    // A mistyped action is named before anything else is asked for or touched on disk.
+    guard actions.contains(where: { $0.name == action }) else {
+      throw .usage(
+        "unknown action '\(action)' (list, add, run, pause, resume, cancel)"
+          + Suggestions.hint(for: action, in: actions.map(\.name)))
+    }
+    let wantsJSON = parsed.has("--json")
     guard let directory = parsed.value("--state-dir") else {
       throw .usage("downloads needs --state-dir DIR")
     }
@@ -61,7 +202,7 @@ enum DownloadsCommand {
     case "list":
       guard rest.isEmpty else { throw .usage("list takes no argument") }
       let tasks = blocking { await manager.tasks() }
-      streams.print(parsed.has("--json") ? json(tasks) : text(tasks))
+      streams.print(wantsJSON ? json(tasks) : text(tasks))
     case "add":
       guard rest.count == 1, let url = URL(string: rest[0]) else {
         throw .usage("add needs one URL")
@@ -70,9 +211,9 @@ enum DownloadsCommand {
       let group = parsed.value("--group")
       let destination = URL(fileURLWithPath: output)
       let id = blocking { await manager.add(url, destination: destination, group: group) }
-      streams.print(id)
+      streams.print(wantsJSON ? json(task: id, in: manager) : id)
     case "run":
-      try runAll(manager, streams: streams)
+      try runAll(manager, json: wantsJSON, streams: streams)
     case "pause", "resume", "cancel":
       guard rest.count == 1 else { throw .usage("\(action) needs one task ID") }
       let id = rest[0]
@@ -85,13 +226,33 @@ enum DownloadsCommand {
         default: await manager.cancel(id)
         }
       }
+      if wantsJSON { streams.print(json(task: id, in: manager)) }
     default:
-      throw .usage("unknown action '\(action)' (list, add, run, pause, resume, cancel)")
+      // Every action in `actions` has a case above.
+      preconditionFailure("unhandled action \(action)")
     }
   }
 
-  /// Transfers every queued task; Ctrl-C pauses them all.
-  private static func runAll(_ manager: DownloadManager, streams: Streams) throws(CommandError) {
+  /// `{"schemaVersion": 1, "id": ID, "task": {...} | null}`: one task's record as `list --json`
+  /// prints it, null once it is gone (cancelled).
+  private static func json(task id: String, in manager: DownloadManager) -> String {
+    let record = blocking { await manager.tasks().first { $0.id == id } }
+    return "{\"schemaVersion\": 1, \"id\": \(JSON.string(id)), \"task\": "
+      + (record.flatMap(encoded) ?? "null") + "}"
+  }
+
+  /// A value as compact JSON with sorted keys, the form `list --json` uses for its tasks.
+  private static func encoded<T: Encodable>(_ value: T) -> String? {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) }
+  }
+
+  /// Transfers every queued task; Ctrl-C pauses them all. With `json`, the final task list is
+  /// printed as `list --json` prints it instead of a line for each event.
+  private static func runAll(_ manager: DownloadManager, json: Bool, streams: Streams)
+    throws(CommandError)
+  {
     let interrupted = InterruptFlag()
     signal(SIGINT, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
@@ -105,7 +266,7 @@ enum DownloadsCommand {
     }
     source.resume()
     Task {
-      for await event in manager.events {
+      for await event in manager.events where !json {
         switch event {
         case .task(let id, .completed(let file, _)): streams.print("\(id) completed \(file.path)")
         case .task(let id, .failed(let error, _)): streams.print("\(id) failed: \(error)")
@@ -123,6 +284,7 @@ enum DownloadsCommand {
     }
     source.cancel()
     signal(SIGINT, SIG_DFL)
+    if json { streams.print(Self.json(blocking { await manager.tasks() })) }
     if interrupted.isSet {
       streams.printError("Paused; run again to continue.")
       throw CommandError(.interrupted, "paused")
@@ -143,10 +305,7 @@ enum DownloadsCommand {
   }
 
   static func json(_ tasks: [DownloadManager.TaskRecord]) -> String {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    let body = (try? encoder.encode(tasks)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
-    return "{\"schemaVersion\": 1, \"tasks\": \(body)}"
+    "{\"schemaVersion\": 1, \"tasks\": \(encoded(tasks) ?? "[]")}"
   }
 
   /// Runs async work from the synchronous command, waiting for its result.

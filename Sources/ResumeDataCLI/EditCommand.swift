@@ -6,8 +6,7 @@ import ResumeData
 enum EditCommand {
   /// The text `resumedata edit --help` prints.
   static let help = """
-    USAGE: resumedata edit FILE|- -o OUT|- [--url URL] [--header 'Name: value']...
-                           [--remove-header Name]... [--json]
+    OVERVIEW: Point a resume blob at a new URL, or change its request headers.
 
     Edits a resume blob in its own generation and container: points it at a new URL
     (NSURLSessionDownloadURL and the URL of both requests), or adds, replaces or removes
@@ -15,6 +14,9 @@ enum EditCommand {
     order given; at least one is needed. Prints what changed, one finding a line ("no
     changes needed" when nothing did). Network.framework blobs, bare or in WebKit's
     wrapper, cannot be edited (exit status 1): convert them first.
+
+    USAGE: resumedata edit FILE|- -o OUT|- [--url URL] [--header 'Name: value']...
+                           [--remove-header Name]... [--json]
 
     ARGUMENTS:
       FILE|-            The blob to read; - reads standard input.
@@ -31,10 +33,31 @@ enum EditCommand {
       -o, --output OUT  Where to write the blob (required); - is standard output, and the
                         findings then go to standard error. A file is replaced atomically,
                         never left half written.
-      --json            Print the findings as one JSON object (see README.md).
+      --json            Print the findings as one JSON object (see docs/cli/edit.md).
       -h, --help        Show this help.
 
+    EXIT STATUS:
+      0 written, 1 the blob cannot be edited or the output not written, 64 usage error
+      (an invalid URL or header name too), 65 malformed blob, 66 unreadable file.
+
+    EXAMPLES:
+      resumedata edit Fixtures/resume/v2.xml.plist \\
+          --url https://mirror.example.net/files/archive.zip -o edited.plist
+      resumedata edit Fixtures/resume/keyed-v5-response.archive \\
+          --header 'Authorization: Bearer t0k3n' -o edited.archive --json
+
     """
+
+  /// The entry of `edit` in the command table.
+  static let spec = CommandSpec(
+    name: "edit", summary: "Point a resume blob at a new URL, or change its request headers.",
+    help: help,
+    options: [
+      .option("--url", value: .url), .option("--header", value: .text, repeatable: true),
+      .option("--remove-header", value: .text, repeatable: true),
+      .option("-o", "--output", value: .file), .flag("--json"),
+    ],
+    arguments: .file, run: run(_:streams:))
 
   /// One edit of the command line.
   private enum Edit {
@@ -46,9 +69,7 @@ enum EditCommand {
   static func run(_ arguments: [String], streams: Streams) throws(CommandError) {
     let editOptions: Set<String> = ["--url", "--header", "--remove-header"]
     guard
-      let parsed = try Arguments.command(
-        arguments, help: help, options: editOptions.union(["-o", "--output"]),
-        flags: ["--json"], streams: streams)
+      let parsed = try Arguments.command(arguments, spec: spec, streams: streams)
     else { return }
     let edits = try parsed.occurrences(of: editOptions).map { (option) throws(CommandError) in
       try edit(option.name, option.value)

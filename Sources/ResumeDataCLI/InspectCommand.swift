@@ -5,36 +5,59 @@ import ResumeData
 
 /// `resumedata inspect FILE|- [--json] [--temp-dir DIR]`: what is in a resume blob, and what is wrong.
 enum InspectCommand {
+  /// The text `resumedata inspect --help` prints.
   static let help = """
-    USAGE: resumedata inspect FILE|- [--json] [--temp-dir DIR]
+    OVERVIEW: What is in a resume blob of any generation, and what is wrong with it.
 
     Reads a resume blob of any generation (v1, v2, v4, keyed, Network.framework, WebKit's
     wrapper, Safari's) and reports its generation and container, URL, bytes received,
     validator, partial file, both requests (method, URL, headers) and the findings: what
     makes it unresumable, or resumable only on some systems (docs/findings.md).
 
+    USAGE: resumedata inspect FILE|- [--json] [--temp-dir DIR]
+
     ARGUMENTS:
       FILE|-            The blob to read; - reads standard input.
 
     OPTIONS:
-      --json            Print one JSON object (see README.md).
+      --json            Print one JSON object (see docs/cli/inspect.md).
       --temp-dir DIR    Where the partial file should be: it is looked up there (its size
                         only), and a LocalPath outside DIR is reported.
       -h, --help        Show this help.
 
+    EXIT STATUS:
+      0 the blob was read (whatever its findings), 64 usage error, 65 malformed blob,
+      66 unreadable file.
+
+    EXAMPLES:
+      resumedata inspect Fixtures/resume/v4-byte-range.xml.plist
+      resumedata inspect Fixtures/resume/keyed-v5-response.archive --json
+      resumedata inspect - < Fixtures/resume/v2.binary.plist
+
     """
+
+  /// The entry of `inspect` in the command table.
+  static let spec = CommandSpec(
+    name: "inspect", summary: "What is in a resume blob of any generation, and what is wrong.",
+    help: help,
+    options: [.flag("--json"), .option("--temp-dir", value: .directory)],
+    arguments: .file, run: run(_:streams:))
 
   static func run(_ arguments: [String], streams: Streams) throws(CommandError) {
     guard
-      let parsed = try Arguments.command(
-        arguments, help: help, options: ["--temp-dir"], flags: ["--json"], streams: streams)
+      let parsed = try Arguments.command(arguments, spec: spec, streams: streams)
     else { return }
     let (_, resume) = try parsed.readResumeData(for: "inspect", streams: streams)
     let findings = resume.findings(temporaryDirectory: parsed.temporaryDirectory)
-    streams.print(parsed.has("--json") ? json(resume, findings) : text(resume, findings))
+    streams.print(
+      parsed.has("--json")
+        ? json(resume, findings) : text(resume, findings, style: streams.outputStyle))
   }
 
-  static func text(_ resume: ResumeData, _ findings: [Finding]) -> String {
+  /// The text report; `style` colours the findings' severities.
+  static func text(
+    _ resume: ResumeData, _ findings: [Finding], style: TextStyle = TextStyle(enabled: false)
+  ) -> String {
     var lines = [String]()
     func row(_ label: String, _ value: String) {
       lines.append(label.padding(toLength: 14, withPad: " ", startingAt: 0) + value)
@@ -68,7 +91,7 @@ enum InspectCommand {
       row("wrapped", "\(nested.generation.rawValue) blob, \(nested.originalCount) bytes")
     }
     lines.append(findings.isEmpty ? "findings      none" : "findings")
-    for finding in findings { lines.append("  " + finding.description) }
+    for finding in findings { lines.append("  " + style.finding(finding)) }
     return lines.joined(separator: "\n") + "\n"
   }
 

@@ -3,31 +3,57 @@ import PropertyList
 
 /// `resumedata plist FILE|- [--to xml|binary|json] [-o OUT|-]`: converts any property list.
 enum PlistCommand {
+  /// The text `resumedata plist --help` prints.
   static let help = """
-    USAGE: resumedata plist FILE|- [--to xml|binary|json] [-o OUT|-]
+    OVERVIEW: Convert a property list between XML, binary and typed JSON.
 
     Reads an XML or binary property list (the format is detected) and writes it in
     another format, exactly as CoreFoundation would. Converting a plist written by
-    Apple to its own format gives back the same bytes.
+    Apple to its own format gives back the same bytes. A binary plist is not written to
+    a terminal.
+
+    USAGE: resumedata plist FILE|- [--to xml|binary|json] [--json] [-o OUT|-]
 
     ARGUMENTS:
       FILE|-            The property list to read; - reads standard input.
 
     OPTIONS:
       --to FORMAT       xml (default), binary, or json: a typed JSON in which every
-                        value keeps its plist type (see README.md).
+                        value keeps its plist type (see docs/cli/plist.md).
+      --json            The same as --to json.
       -o, --output OUT  Where to write; - (the default) is standard output. A file is
                         replaced atomically, never left half written.
       -h, --help        Show this help.
 
+    EXIT STATUS:
+      0 written, 1 not writable (or a value the format cannot hold), 64 usage error,
+      65 malformed input, 66 unreadable file.
+
+    EXAMPLES:
+      resumedata plist Fixtures/plist/resume-shaped.binary.plist
+      resumedata plist Fixtures/plist/foundation-types.xml.plist --json
+      resumedata plist Fixtures/resume/v2.xml.plist --to binary -o v2.binary.plist
+
     """
+
+  /// The entry of `plist` in the command table.
+  static let spec = CommandSpec(
+    name: "plist", summary: "Convert a property list between XML, binary and typed JSON.",
+    help: help,
+    options: [
+      .option("--to", value: .choice(["xml", "binary", "json"])), .flag("--json"),
+      .option("-o", "--output", value: .file),
+    ],
+    arguments: .file, run: run(_:streams:))
 
   static func run(_ arguments: [String], streams: Streams) throws(CommandError) {
     guard
-      let parsed = try Arguments.command(
-        arguments, help: help, options: ["--to", "-o", "--output"], streams: streams)
+      let parsed = try Arguments.command(arguments, spec: spec, streams: streams)
     else { return }
-    let target = parsed.value("--to") ?? "xml"
+    if parsed.has("--json"), let other = parsed.value("--to"), other != "json" {
+      throw .usage("--json and --to \(other) disagree")
+    }
+    let target = parsed.has("--json") ? "json" : parsed.value("--to") ?? "xml"
     guard ["xml", "binary", "json"].contains(target) else {
       throw .usage("--to must be xml, binary or json, not '\(target)'")
     }

@@ -6,20 +6,23 @@ import ResumeData
 enum RepairCommand {
   /// The text `resumedata repair --help` prints.
   static let help = """
+    OVERVIEW: Repair a resume blob for the system that will resume it.
+
+    Converts the blob to a form that system reads, and works around that system's bugs
+    (ByteRange on iOS 11.0-11.2, the request layout iOS 10.0-10.1 reads back, a missing
+    original request, a LocalPath into an old sandbox, a byte count that disagrees with
+    the partial file). Prints what changed, one finding a line ("no changes needed" when
+    nothing did). A blob no system can resume (the empty blob of iOS 12.0-12.2) is
+    refused: its findings are printed, nothing is written, and the exit status is 1.
+
     USAGE: resumedata repair FILE|- --target T -o OUT|- [--temp-dir DIR] [--json]
            resumedata repair FILE|DIR... --target T --in-place [--backup] [--temp-dir DIR]
                              [--json]
 
-    Repairs a resume blob for the system that will resume it: converts it to a form that
-    system reads, and works around that system's bugs (ByteRange on iOS 11.0-11.2, the
-    request layout iOS 10.0-10.1 reads back, a missing original request, a LocalPath
-    into an old sandbox, a byte count that disagrees with the partial file). Prints
-    what changed, one finding a line ("no changes needed" when nothing did). A blob no
-    system can resume (the empty blob of iOS 12.0-12.2) is refused: its findings are
-    printed, nothing is written, and the exit status is 1.
-
     ARGUMENTS:
       FILE|-            The blob to read; - reads standard input.
+      FILE|DIR...       With --in-place: the blobs to repair where they are; a directory
+                        stands for every file under it.
 
     OPTIONS:
       --target T        The system that will resume the blob (required): ios10.0-10.1,
@@ -43,19 +46,39 @@ enum RepairCommand {
                         (that file fails instead).
       --temp-dir DIR    The directory that holds the partial file: enables the repairs
                         that look at its size or move a LocalPath into it.
-      --json            Print the findings as one JSON object (see README.md).
+      --json            Print the findings as one JSON object (see docs/cli/repair.md).
       -h, --help        Show this help.
 
+    EXIT STATUS:
+      0 written, 1 refused or not writable, 64 usage error, 65 malformed blob,
+      66 unreadable file. With --in-place, the worst file's.
+
+    EXAMPLES:
+      resumedata repair Fixtures/resume/v4-byte-range.xml.plist --target ios11.0-11.2 \\
+          -o repaired.plist
+      resumedata repair Fixtures/resume/keyed-v4.archive --target ios10.0-10.1 \\
+          -o repaired.plist --json
+      resumedata repair Fixtures/resume --target ios13+ --in-place --backup
+
     """
+
+  /// The entry of `repair` in the command table.
+  static let spec = CommandSpec(
+    name: "repair", summary: "Repair a resume blob for the system that will resume it.",
+    help: help,
+    options: [
+      .option("--target", value: .targets), .option("-o", "--output", value: .file),
+      .option("--temp-dir", value: .directory), .flag("--json"), .flag("--in-place"),
+      .flag("--backup"),
+    ],
+    arguments: .file, run: run(_:streams:))
 
   /// Runs `resumedata repair` with the arguments after its name.
   ///
   /// - Returns: the exit status: with `--in-place`, the worst of the files'.
   static func run(_ arguments: [String], streams: Streams) throws(CommandError) -> ExitCode {
     guard
-      let parsed = try Arguments.command(
-        arguments, help: help, options: ["--target", "-o", "--output", "--temp-dir"],
-        flags: ["--json", "--in-place", "--backup"], streams: streams)
+      let parsed = try Arguments.command(arguments, spec: spec, streams: streams)
     else { return .success }
     guard let name = parsed.value("--target") else { throw .usage("repair needs --target T") }
     let target = try ResumeInput.target(name)

@@ -5,37 +5,51 @@ public enum ResumeDataTool {
   /// The version printed by `--version`.
   public static let version = "0.1.0"
 
-  static let help = """
-    OVERVIEW: Inspect, validate, repair, convert and edit Apple URLSession resume data
-    of every generation, and convert and print the property lists and keyed archives it
-    is made of.
+  /// Every subcommand, in the order the tool's help lists them: the one table that dispatch, the
+  /// parser, help, suggestions and shell completions read. A new subcommand is one entry here.
+  static let commands: [CommandSpec] = [
+    InspectCommand.spec, ValidateCommand.spec, RepairCommand.spec, ConvertCommand.spec,
+    EditCommand.spec, BatchCommand.spec, PlistCommand.spec, ArchiveCommand.spec,
+    DownloadCommand.downloadSpec,
+    DownloadCommand.resumeSpec, DownloadsCommand.spec, HelpCommand.spec, CompletionsCommand.spec,
+  ]
 
-    USAGE: resumedata <subcommand> [options]
+  /// The options of the tool itself, before any subcommand.
+  static let options: [OptionSpec] = [.help, .flag("--version")]
 
-    SUBCOMMANDS:
-      inspect           What is in a resume blob of any generation, and what is wrong with it.
-      validate          Whether resume blobs can be resumed (on a given system).
-      repair            Repair a resume blob for the system that will resume it.
-      convert           Convert a resume blob to another generation.
-      edit              Point a resume blob at a new URL, or change its request headers.
-      batch             Diagnose, repair or convert NDJSON streams of resume blobs, on
-                        every core, one result a record.
-      plist             Convert a property list between XML, binary and typed JSON.
-      archive           Print a keyed archive's object graph, as text or JSON.
-      download          Download a URL with resume, writing Apple-compatible resume data.
-      resume            Continue a download from resume data of any generation.
-      downloads         List, add, run, pause, resume or cancel the downloads of a state
-                        directory.
+  /// The text `resumedata --help` and `resumedata help` print, its subcommands listed from the
+  /// command table.
+  static var help: String {
+    let subcommands = commands.map { command in
+      "  " + command.name.padding(toLength: 18, withPad: " ", startingAt: 0) + command.summary
+    }
+    return """
+      OVERVIEW: Inspect, validate, repair, convert and edit Apple URLSession resume data
+      of every generation, and convert and print the property lists and keyed archives it
+      is made of.
 
-    OPTIONS:
-      -h, --help        Show this help (or `resumedata <subcommand> --help`).
-      --version         Show the version.
+      USAGE: resumedata <subcommand> [options]
 
-    EXIT STATUS:
-      0 success, 64 usage error, 65 malformed input, 66 unreadable input,
-      1 any other failure.
+      SUBCOMMANDS:
+      \(subcommands.joined(separator: "\n"))
 
-    """
+        See 'resumedata help <subcommand>' for a subcommand's help.
+
+      OPTIONS:
+        -h, --help        Show this help (or `resumedata <subcommand> --help`).
+        --version         Show the version.
+
+      EXIT STATUS:
+        0 success, 64 usage error, 65 malformed input, 66 unreadable input,
+        1 any other failure.
+
+      EXAMPLES:
+        resumedata inspect Fixtures/resume/v4-byte-range.xml.plist
+        resumedata help repair
+        resumedata completions bash > /etc/bash_completion.d/resumedata
+
+      """
+  }
 
   /// Runs the tool.
   ///
@@ -48,22 +62,31 @@ public enum ResumeDataTool {
       return try dispatch(arguments, streams: streams)
     } catch {
       // An interruption has already said what it left behind.
-      if error.exitCode != .interrupted { streams.printError(error.rendered) }
+      if error.exitCode != .interrupted {
+        streams.printError(streams.errorStyle.error(error.rendered))
+      }
       if error.showsUsageHint {
         let subcommand =
-          arguments.first.map { subcommands.contains($0) ? " \($0)" : "" } ?? ""
+          arguments.first.map { command(named: $0) == nil ? "" : " \($0)" } ?? ""
         streams.printError("Run 'resumedata\(subcommand) --help' for usage.")
       }
       return error.exitCode
     }
   }
 
-  /// The subcommands, which each have their own `--help`.
-  static let subcommands = [
-    "inspect", "validate", "repair", "convert", "edit", "batch", "plist", "archive", "download",
-    "resume",
-    "downloads",
-  ]
+  /// The subcommand of that name in the command table.
+  static func command(named name: String) -> CommandSpec? {
+    commands.first { $0.name == name }
+  }
+
+  /// The subcommand of that name, or a usage error that suggests the closest name.
+  static func knownCommand(_ name: String) throws(CommandError) -> CommandSpec {
+    guard let command = command(named: name) else {
+      throw .usage(
+        "unknown subcommand '\(name)'" + Suggestions.hint(for: name, in: commands.map(\.name)))
+    }
+    return command
+  }
 
   /// Runs the subcommand named first; its exit status when it has one of its own (`validate`).
   private static func dispatch(_ arguments: [String], streams: Streams) throws(CommandError)
@@ -73,37 +96,19 @@ public enum ResumeDataTool {
       streams.writeStandardError(Data(help.utf8))
       throw .usage("missing subcommand")
     }
-    let rest = Array(arguments.dropFirst())
     switch first {
-    case "-h", "--help", "help":
+    case "-h", "--help":
       streams.print(help)
+      return .success
     case "--version":
       streams.print("resumedata \(version)")
-    case "plist":
-      try PlistCommand.run(rest, streams: streams)
-    case "archive":
-      try ArchiveCommand.run(rest, streams: streams)
-    case "inspect":
-      try InspectCommand.run(rest, streams: streams)
-    case "validate":
-      return try ValidateCommand.run(rest, streams: streams)
-    case "repair":
-      return try RepairCommand.run(rest, streams: streams)
-    case "convert":
-      try ConvertCommand.run(rest, streams: streams)
-    case "edit":
-      try EditCommand.run(rest, streams: streams)
-    case "batch":
-      return try BatchCommand.run(rest, streams: streams)
-    case "download":
-      try DownloadCommand.download(rest, streams: streams)
-    case "resume":
-      try DownloadCommand.resume(rest, streams: streams)
-    case "downloads":
-      try DownloadsCommand.run(rest, streams: streams)
+      return .success
+    case _ where first.hasPrefix("-"):
+      throw .usage(
+        "unknown option '\(first)'"
+          + Suggestions.hint(for: first, in: options.flatMap(\.names)))
     default:
-      throw .usage("unknown subcommand '\(first)'")
+      return try knownCommand(first).run(Array(arguments.dropFirst()), streams)
     }
-    return .success
   }
 }

@@ -12,17 +12,32 @@ public struct Streams: Sendable {
   /// Reads the next part of standard input into a buffer, at most its size; returns the number of
   /// bytes read, 0 at the end. For commands that stream their input (`batch`) instead of holding it.
   public var readStandardInputPart: @Sendable (UnsafeMutableRawBufferPointer) throws -> Int
-  /// Whether standard output is a terminal (binary output is refused there).
+  /// Whether standard output is a terminal (binary output is refused there; colour is used there).
   public var standardOutputIsTerminal: Bool
+  /// Whether standard error is a terminal (a progress bar and colour are used there).
+  public var standardErrorIsTerminal: Bool
+  /// Looks up an environment variable (`NO_COLOR`); tests inject their own.
+  public var environment: @Sendable (String) -> String?
 
-  /// Creates streams from closures. Without `readStandardInputPart`, standard input is read whole
-  /// by `readStandardInput` on the first call and then handed out a part at a time.
+  /// Creates streams from closures.
+  ///
+  /// - Parameters:
+  ///   - readStandardInput: reads all of standard input.
+  ///   - readStandardInputPart: reads the next part of standard input; by default standard input
+  ///     is read whole by `readStandardInput` on the first call and handed out a part at a time.
+  ///   - writeStandardOutput: writes bytes to standard output.
+  ///   - writeStandardError: writes bytes to standard error.
+  ///   - standardOutputIsTerminal: whether standard output is a terminal.
+  ///   - standardErrorIsTerminal: whether standard error is a terminal.
+  ///   - environment: looks up an environment variable; by default none is set.
   public init(
     readStandardInput: @escaping @Sendable () throws -> Data,
     readStandardInputPart: (@Sendable (UnsafeMutableRawBufferPointer) throws -> Int)? = nil,
     writeStandardOutput: @escaping @Sendable (Data) -> Void,
     writeStandardError: @escaping @Sendable (Data) -> Void,
-    standardOutputIsTerminal: Bool
+    standardOutputIsTerminal: Bool,
+    standardErrorIsTerminal: Bool = false,
+    environment: @escaping @Sendable (String) -> String? = { _ in nil }
   ) {
     self.readStandardInput = readStandardInput
     self.readStandardInputPart =
@@ -30,17 +45,30 @@ public struct Streams: Sendable {
     self.writeStandardOutput = writeStandardOutput
     self.writeStandardError = writeStandardError
     self.standardOutputIsTerminal = standardOutputIsTerminal
+    self.standardErrorIsTerminal = standardErrorIsTerminal
+    self.environment = environment
   }
 
-  /// The process's own standard streams.
+  /// The process's own standard streams and environment.
   public static var process: Streams {
     Streams(
       readStandardInput: { FileHandle.standardInput.readDataToEndOfFile() },
       readStandardInputPart: { buffer in try readDescriptor(STDIN_FILENO, into: buffer) },
       writeStandardOutput: { FileHandle.standardOutput.write($0) },
       writeStandardError: { FileHandle.standardError.write($0) },
-      standardOutputIsTerminal: isatty(STDOUT_FILENO) == 1)
+      standardOutputIsTerminal: isatty(STDOUT_FILENO) == 1,
+      standardErrorIsTerminal: isatty(STDERR_FILENO) == 1,
+      environment: { ProcessInfo.processInfo.environment[$0] })
   }
+
+  /// How text for standard output is styled: in colour only on a terminal, without `NO_COLOR`.
+  var outputStyle: TextStyle { TextStyle(enabled: standardOutputIsTerminal && !noColor) }
+
+  /// How text for standard error is styled: in colour only on a terminal, without `NO_COLOR`.
+  var errorStyle: TextStyle { TextStyle(enabled: standardErrorIsTerminal && !noColor) }
+
+  /// Whether the user asked for no colour: `NO_COLOR` set and not empty (https://no-color.org).
+  private var noColor: Bool { !(environment("NO_COLOR") ?? "").isEmpty }
 
   func print(_ text: String) {
     writeStandardOutput(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))

@@ -6,7 +6,7 @@ import ResumeData
 enum ValidateCommand {
   /// The text `resumedata validate --help` prints.
   static let help = """
-    USAGE: resumedata validate FILE|DIR|-... [--target T] [--temp-dir DIR] [--json]
+    OVERVIEW: Whether resume blobs can be resumed (on a given system).
 
     Checks whether each resume blob can be resumed, and prints one line a file:
       FILE: ok (GENERATION)
@@ -23,6 +23,8 @@ enum ValidateCommand {
     followed); with a directory, a summary follows the lines: the count of files per
     status, per generation and per finding code.
 
+    USAGE: resumedata validate FILE|DIR|-... [--target T] [--temp-dir DIR] [--json]
+
     ARGUMENTS:
       FILE|DIR|-        The blobs to read; - reads standard input.
 
@@ -32,14 +34,29 @@ enum ValidateCommand {
       --temp-dir DIR    The directory that holds the partial files: each is looked up
                         there (its size only), and a missing one is an error.
       --json            Print one JSON object, {"schemaVersion": 1, "target", "files":
-                        [...]} (see README.md), instead of the lines.
+                        [...]} (see docs/cli/validate.md), instead of the lines.
       -h, --help        Show this help.
 
     EXIT STATUS:
       The worst of the files: 66 if any is unreadable, else 65 if any is malformed,
       else 1 if any is not resumable, else 0. 64 for a usage error.
 
+    EXAMPLES:
+      resumedata validate Fixtures/resume/v2.xml.plist Fixtures/resume/ios12-empty.archive
+      resumedata validate Fixtures/resume/network-framework.blob --target ios13+
+      resumedata validate Fixtures/resume/safari.archive --json
+
     """
+
+  /// The entry of `validate` in the command table.
+  static let spec = CommandSpec(
+    name: "validate", summary: "Whether resume blobs can be resumed (on a given system).",
+    help: help,
+    options: [
+      .option("--target", value: .targets), .option("--temp-dir", value: .directory),
+      .flag("--json"),
+    ],
+    arguments: .file, run: run(_:streams:))
 
   /// What a file turned out to be, least severe first.
   private enum Status: Int, Comparable {
@@ -81,11 +98,16 @@ enum ValidateCommand {
     /// The diagnosis of the repaired blob, when a target is given and the repair wrote one.
     var repairedFindings: [Finding]?
 
-    var line: String {
+    /// `FILE: VERDICT…` on one line, the verdict coloured by `style`.
+    func line(style: TextStyle) -> String {
+      // Escaped before colouring, so that only our own escape sequences reach the terminal.
+      let file = CommandError.oneLine(file)
+      let reason = CommandError.oneLine(reason ?? "")
       switch status {
-      case .ok: "\(file): ok (\(generation ?? "-"))"
-      case .notResumable: "\(file): not resumable: \(reason ?? "")"
-      case .malformed, .unreadable: "\(file): \(status.name): \(reason ?? "")"
+      case .ok: return "\(file): \(style.paint("ok", .green)) (\(generation ?? "-"))"
+      case .notResumable: return "\(file): \(style.paint("not resumable", .red)): \(reason)"
+      case .malformed, .unreadable:
+        return "\(file): \(style.paint(status.name, .red)): \(reason)"
       }
     }
   }
@@ -95,9 +117,7 @@ enum ValidateCommand {
   /// - Returns: the exit status, the worst of the files'.
   static func run(_ arguments: [String], streams: Streams) throws(CommandError) -> ExitCode {
     guard
-      let parsed = try Arguments.command(
-        arguments, help: help, options: ["--target", "--temp-dir"], flags: ["--json"],
-        streams: streams)
+      let parsed = try Arguments.command(arguments, spec: spec, streams: streams)
     else { return .success }
     let target = try parsed.value("--target").map { (name) throws(CommandError) in
       try ResumeInput.target(name)
@@ -127,7 +147,7 @@ enum ValidateCommand {
       streams.print(object.rendered() + "\n")
     } else {
       streams.print(
-        reports.map { CommandError.oneLine($0.line) + "\n" }.joined()
+        reports.map { $0.line(style: streams.outputStyle) + "\n" }.joined()
           + (expansion.sawDirectory ? summary.text : ""))
     }
     return reports.map(\.status).max()?.exitCode ?? .success

@@ -193,7 +193,7 @@ struct RepairCommandTests {
     let (status, captured) = run(["repair", "--help"])
     #expect(status == .success)
     let help = text(captured.standardOutput)
-    #expect(help.hasPrefix("USAGE: resumedata repair FILE|- --target T -o OUT|-"))
+    #expect(help.contains("\nUSAGE: resumedata repair FILE|- --target T -o OUT|-"))
     for name in RepairTarget.names {
       #expect(help.contains(name), "\(name)")
     }

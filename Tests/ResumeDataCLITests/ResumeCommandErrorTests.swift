@@ -115,7 +115,8 @@ struct ResumeCommandErrorTests {
       let (status, captured) = run([command, "-h"])
       #expect(status == .success)
       #expect(captured.standardError == "")
-      #expect(text(captured.standardOutput).hasPrefix("USAGE: resumedata \(command) FILE|"))
+      #expect(text(captured.standardOutput).hasPrefix("OVERVIEW: "))
+      #expect(text(captured.standardOutput).contains("\nUSAGE: resumedata \(command) FILE|"))
       #expect(tool.contains("\n  \(command) "), "\(command)")
     }
   }
