@@ -258,13 +258,15 @@ public actor Download {
     return !stopRequested
   }
 
-  /// Runs beside a transfer: stall detection, progress, and the state file.
+  /// Runs beside a transfer: stall detection, progress, the state file, and handing the memory
+  /// freed by the transfer back to the system.
   private func watch(_ transfer: Transfer) async {
     while !Task.isCancelled {
       // Often enough for progress (every quarter second) and stall detection; backpressure needs
       // no watching (the delegate queue holds URLSession back).
       try? await Task.sleep(for: .milliseconds(100))
       if Task.isCancelled { return }
+      Allocator.releaseFreeMemory()
       let now = ContinuousClock.now
       if now - transfer.lastByte > configuration.stallTimeout {
         transfer.stop(
