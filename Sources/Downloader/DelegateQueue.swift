@@ -11,16 +11,19 @@ import Foundation
 /// the kernel's receive window fills, and TCP holds the server back: memory stays bounded and the
 /// transfer goes on, in one request, at the delegate's pace.
 ///
-/// The calls run in order on a serial dispatch queue that drains all pending calls in one go.
+/// The calls run in order, one at a time: a call added while nothing is pending runs at once on
+/// the adding thread (so a delegate that waits, for the disk say, holds libcurl back directly);
+/// calls added while one runs are drained, all in one go, on a serial dispatch queue.
 /// `OperationQueue`'s own machinery (an operation object, locks and observers, and a dispatch for
 /// each call) costs more than the delegate's work on a chunk, on the thread that runs libcurl; it
-/// is only the type URLSession asks for here. `operationCount`, suspension and cancellation of
-/// the inherited queue do not apply: nothing but URLSession adds to this queue, and it uses none
-/// of them.
+/// is only the type URLSession asks for here. `operationCount`, suspension and cancellation of the
+/// inherited queue do not apply: nothing but URLSession adds to this queue, and it uses none of
+/// them.
 ///
 /// Waiting on URLSession's work queue must never outlast the transfer: `cancel()` on a task runs
-/// synchronously on that queue, so `open()` (no more waiting) is called before any cancel. A call
-/// added from the delegate queue itself never waits.
+/// synchronously on that queue, so `open()` (no more waiting) is called before any cancel, and a
+/// delegate call, which may run on that very queue, must cancel asynchronously. A call added from
+/// a running call never waits.
 final class DelegateQueue: OperationQueue, @unchecked Sendable {
   private let limit: Int
   // Guards everything below it.
@@ -28,7 +31,10 @@ final class DelegateQueue: OperationQueue, @unchecked Sendable {
   private var calls: [() -> Void] = []
   // Added and not yet finished (those being run included).
   private var pending = 0
+  // A call is running (inline, or the queue is draining).
   private var draining = false
+  // The thread running a call inline, if one is.
+  private var inlineThread: pthread_t?
   private var isOpen = false
   private var waiters = 0
   private var largestBacklog = 0
@@ -65,18 +71,41 @@ final class DelegateQueue: OperationQueue, @unchecked Sendable {
 
   private func enqueue(_ call: @escaping () -> Void) {
     condition.lock()
-    if !isOpen, pending >= limit, DispatchQueue.getSpecific(key: Self.onQueue) != true {
+    if !isOpen, pending >= limit, !isDelegateThread() {
       waiters += 1
       repeat { condition.wait() } while !isOpen && pending > limit / 2
       waiters -= 1
     }
-    calls.append(call)
     pending += 1
     if !isOpen { largestBacklog = max(largestBacklog, pending) }
-    let start = !draining
+    guard !draining else {
+      calls.append(call)
+      condition.unlock()
+      return
+    }
+    // Nothing is pending: the call runs here and now, on URLSession's thread, as the queue would
+    // run it next. Handing each chunk to another thread cost a wake-up and a context switch per
+    // 16 KiB, more than the delegate's work on it.
     draining = true
+    inlineThread = pthread_self()
     condition.unlock()
-    if start { queue.async { [self] in drain() } }
+    call()
+    condition.lock()
+    inlineThread = nil
+    pending -= 1
+    if waiters > 0, pending <= limit / 2 { condition.signal() }
+    // Calls added meanwhile (from another thread, or by the call itself) run on the queue.
+    let handOff = !calls.isEmpty
+    draining = handOff
+    condition.unlock()
+    if handOff { queue.async { [self] in drain() } }
+  }
+
+  /// Whether the calling thread is running a call of this queue (a call added from there must
+  /// never wait for room: it would wait for itself).
+  private func isDelegateThread() -> Bool {
+    if let inlineThread, pthread_equal(inlineThread, pthread_self()) != 0 { return true }
+    return DispatchQueue.getSpecific(key: Self.onQueue) == true
   }
 
   /// Runs the pending calls, and those added meanwhile, in order.

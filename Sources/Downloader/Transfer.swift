@@ -128,11 +128,13 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     if let task { cancel(task) }
   }
 
-  /// Cancels the task. URLSession's work queue may be waiting for room on the delegate queue, and
-  /// cancelling runs on that queue synchronously: the delegate queue stops holding it back first.
+  /// Cancels the task. Cancelling runs synchronously on URLSession's work queue, which may be
+  /// waiting for room on the delegate queue (so that stops holding it back first), or may be this
+  /// very thread (delegate calls can run on it): the cancel itself is made from elsewhere.
   private func cancel(_ task: URLSessionTask) {
     delegateQueue.open()
-    task.cancel()
+    let task = UncheckedTask(task: task)
+    DispatchQueue.global().async { task.task.cancel() }
   }
 
   // MARK: URLSessionDataDelegate
@@ -338,6 +340,12 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
       && lhs.host?.lowercased() == rhs.host?.lowercased() && lhs.port == rhs.port
   }
+}
+
+/// A task handed to another thread to be cancelled (URLSessionTask is thread-safe, but not marked
+/// Sendable on Linux).
+private struct UncheckedTask: @unchecked Sendable {
+  let task: URLSessionTask
 }
 
 /// A response header, matched without regard to case.
