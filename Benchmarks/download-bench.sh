@@ -23,3 +23,8 @@ for size in $sizes; do
 done
 start_nginx "$work" "$port"
 "$bin/resumedata-bench" download "${urls[@]}" --tool "$bin/resumedata" --output-dir "$work/out"
+# Requests per download, from nginx's log: curl makes one; ours one more for every continuation.
+for size in $sizes; do
+  requests=$(awk -v path="/$size.bin" '$7 == path' "$work/access.log" | wc -l)
+  echo "download $size.bin requests: curl 1, ours $((requests - 1))"
+done

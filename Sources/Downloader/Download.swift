@@ -46,6 +46,7 @@ public actor Download {
   private var lastPersist: (instant: ContinuousClock.Instant, bytes: Int64)?
   private var lastProgress: (instant: ContinuousClock.Instant, bytes: Int64)?
   private var speed = 0.0
+  private var largestBacklog = 0
 
   /// A download of `url` from byte 0.
   ///
@@ -118,6 +119,11 @@ public actor Download {
   /// Bytes received so far (on disk, or on their way there).
   public var bytesReceived: Int64 { file?.length ?? 0 }
 
+  /// The most chunks URLSession held for the delegate at once, in any of this download's requests,
+  /// while the delegate queue held it back (it is never more than `maximumQueuedChunks`).
+  @_spi(Testing)
+  public var largestQueuedChunks: Int { largestBacklog }
+
   /// Pauses: the running request is cancelled and `run()` returns `.paused` with resume data.
   public func pause() {
     stopRequested = true
@@ -176,7 +182,8 @@ public actor Download {
       let transfer = Transfer(
         file: file,
         expectation: .init(offset: offset, sentRange: offset > 0, knownTotal: total),
-        rangeHeaders: rangeHeaders, emit: { [eventSink] in eventSink.yield($0) },
+        rangeHeaders: rangeHeaders, maximumQueuedChunks: configuration.maximumQueuedChunks,
+        emit: { [eventSink] in eventSink.yield($0) },
         accept: { [record = record, file] learned in
           // On the delegate queue, which waits for it: no hop to this actor (the executor it
           // would need may be the very thread that waits).
@@ -190,19 +197,13 @@ public actor Download {
         request(rangeHeaders), configuration: sessionConfiguration())
       watchdog.cancel()
       self.transfer = nil
+      largestBacklog = max(largestBacklog, transfer.peakBacklog)
       learn(transfer.learned)
       switch outcome {
       case .complete, .alreadyComplete:
         return finish(file)
       case .stopped:
         return paused()
-      case .throttled:
-        // Let the disk catch up, then continue where the file ends (not a failed attempt).
-        do {
-          try file.synchronize()
-        } catch {
-          return failed(error)
-        }
       case .restart(let reason):
         restarts += 1
         guard restarts <= 3 else {
@@ -257,16 +258,15 @@ public actor Download {
     return !stopRequested
   }
 
-  /// Runs beside a transfer: backpressure, stall detection, progress, and the state file.
+  /// Runs beside a transfer: stall detection, progress, the state file, and handing the memory
+  /// freed by the transfer back to the system.
   private func watch(_ transfer: Transfer) async {
     while !Task.isCancelled {
-      // Often enough that URLSession's unbounded queue cannot grow far between two looks.
-      try? await Task.sleep(for: .milliseconds(10))
+      // Often enough for progress (every quarter second) and stall detection; backpressure needs
+      // no watching (the delegate queue holds URLSession back).
+      try? await Task.sleep(for: .milliseconds(100))
       if Task.isCancelled { return }
-      if transfer.backlog > configuration.maximumQueuedChunks {
-        transfer.stop(.throttled)
-        return
-      }
+      Allocator.releaseFreeMemory()
       let now = ContinuousClock.now
       if now - transfer.lastByte > configuration.stallTimeout {
         transfer.stop(

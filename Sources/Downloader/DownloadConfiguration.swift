@@ -17,10 +17,11 @@ public struct DownloadConfiguration: Sendable {
   public var stallTimeout: Duration = .seconds(30)
   /// How failed attempts are retried.
   public var retry = RetryPolicy()
-  /// How many received chunks (16 KiB each) URLSession may hold for the download before the
-  /// transfer is stopped and continued with a range request once the disk has caught up. On Linux
-  /// URLSession queues every chunk however far its delegate lags, so this bound is what keeps
-  /// memory flat when the disk is slower than the network.
+  /// How many received chunks (16 KiB each) URLSession may hold for the download. On Linux
+  /// URLSession queues every chunk for its delegate however far the delegate lags; past this
+  /// bound, the thread that runs libcurl waits for the delegate, so libcurl stops reading and TCP
+  /// holds the server back. This is what keeps memory flat when the disk (or the digest, or a busy
+  /// core) is slower than the network. Values below 1 count as 1.
   public var maximumQueuedChunks = 128
   /// The digest computed over the file as it arrives.
   public var digestAlgorithm: DigestAlgorithm? = .sha256

@@ -9,10 +9,13 @@ import Synchronization
 /// The partial file of a download: appended to as bytes arrive, digested on the way, truncated when
 /// the download starts over.
 ///
-/// Bytes arrive in small chunks (libcurl's 16 KiB) on the URLSession delegate queue, which
-/// URLSession fills without backpressure on Linux: the delegate must keep up. So chunks are only
-/// gathered there (by reference, not copied) until they make 1 MiB, and each such block is written
-/// (one `writev`) and digested on an I/O queue of its own, on the other core. At most a few blocks wait for it; the delegate waits beyond that.
+/// Bytes arrive in small chunks (libcurl's 16 KiB) on the URLSession delegate queue, which must
+/// keep up with the network. So each chunk is only copied there into a 1 MiB block, and each full
+/// block is written (one `write`) and digested on an I/O queue of its own, on the other core. The
+/// blocks come from a fixed pool, allocated once and reused: the chunk itself is freed at once, so
+/// memory does not depend on how long the download runs or on how the allocator treats many small
+/// buffers freed on another thread. When every block is waiting for the I/O queue, the delegate
+/// waits (and so, through the bounded delegate queue, does libcurl).
 /// `length` counts every byte handed in; `synchronize()` writes everything handed in before it and
 /// flushes the file, so a length read before it is on disk after it.
 final class PartialFile: @unchecked Sendable {
@@ -21,18 +24,22 @@ final class PartialFile: @unchecked Sendable {
   private let handle: FileHandle
   private let algorithm: DigestAlgorithm?
   private let lengthStorage = Atomic<Int64>(0)
-  // Guards `staging` and `failure`: appends come from the delegate queue while the download's
-  // watchdog flushes for the state file.
+  // Guards `block` and `filled`: appends come from the delegate queue while the download's
+  // watchdog flushes for the state file. Held while waiting for a free block.
   private let lock = NSLock()
-  private var staging = [Data]()
-  private var stagedBytes = 0
+  private var block: UnsafeMutableRawBufferPointer?
+  private var filled = 0
+  // Guards `pool` and `failure`; never held while waiting (the I/O queue takes it).
+  private let poolLock = NSLock()
+  // The free blocks; `freeBlocks` counts them, so that taking one waits for the I/O queue.
+  private var pool: [UnsafeMutableRawBufferPointer] = []
   private var failure: DownloadError?
-  // The file descriptor's position and the digest are used on `ioQueue` only; `slots` bounds the
-  // blocks waiting for it.
+  private let freeBlocks: DispatchSemaphore
+  // The file descriptor's position and the digest are used on `ioQueue` only.
   private let ioQueue = DispatchQueue(label: "resumedata.partial-file.io")
-  private let slots = DispatchSemaphore(value: 8)
   private var digest: DigestBox?
   private static let blockSize = 1 << 20
+  private static let blockCount = 4
 
   /// Bytes handed in, on disk or about to be.
   var length: Int64 { lengthStorage.load(ordering: .acquiring) }
@@ -43,6 +50,7 @@ final class PartialFile: @unchecked Sendable {
   init(url: URL, algorithm: DigestAlgorithm?) throws(DownloadError) {
     self.url = url
     self.algorithm = algorithm
+    freeBlocks = DispatchSemaphore(value: Self.blockCount)
     do {
       if !FileManager.default.fileExists(atPath: url.path) {
         try FileManager.default.createDirectory(
@@ -66,11 +74,16 @@ final class PartialFile: @unchecked Sendable {
     } catch {
       throw DownloadError(.io, "cannot open \(url.path): \(error.localizedDescription)")
     }
+    pool = (0..<Self.blockCount).map { _ in
+      .allocate(byteCount: Self.blockSize, alignment: 4096)
+    }
   }
 
   deinit {
     ioQueue.sync {}
     try? handle.close()
+    block.map { $0.deallocate() }
+    for block in pool { block.deallocate() }
   }
 
   /// Appends bytes.
@@ -79,49 +92,68 @@ final class PartialFile: @unchecked Sendable {
   func append(_ data: Data) throws(DownloadError) {
     lock.lock()
     defer { lock.unlock() }
-    if let failure { throw failure }
-    staging.append(data)
-    stagedBytes += data.count
+    if let failure = poolLock.withLock({ failure }) { throw failure }
+    data.withUnsafeBytes { bytes in
+      var offset = 0
+      while offset < bytes.count {
+        let target = block ?? takeBlock()
+        let count = min(bytes.count - offset, target.count - filled)
+        (target.baseAddress! + filled).copyMemory(
+          from: bytes.baseAddress! + offset, byteCount: count)
+        filled += count
+        offset += count
+        if filled == target.count { sendBlock() }
+      }
+    }
     lengthStorage.add(Int64(data.count), ordering: .releasing)
-    if stagedBytes >= Self.blockSize { sendStaged() }
   }
 
-  /// Hands the gathered bytes to the I/O queue; the lock is held.
-  private func sendStaged() {
-    guard !staging.isEmpty else { return }
-    let block = staging
-    staging = []
-    stagedBytes = 0
-    slots.wait()
+  /// A free block, made the one being filled (waiting for the I/O queue to free one); the lock is
+  /// held.
+  private func takeBlock() -> UnsafeMutableRawBufferPointer {
+    freeBlocks.wait()
+    let taken = poolLock.withLock { pool.removeLast() }
+    block = taken
+    filled = 0
+    return taken
+  }
+
+  /// Hands the block being filled to the I/O queue; the lock is held.
+  private func sendBlock() {
+    guard let memory = block else { return }
+    let sent = Block(memory: memory, count: filled)
+    block = nil
+    filled = 0
+    guard sent.count > 0 else {
+      giveBack(memory)
+      return
+    }
     ioQueue.async { [self] in
-      defer { slots.signal() }
-      if let error = writeAll(block) {
-        lock.withLock { if failure == nil { failure = error } }
+      defer { giveBack(sent.memory) }
+      let bytes = UnsafeRawBufferPointer(rebasing: sent.memory[..<sent.count])
+      if let error = writeAll(bytes) {
+        poolLock.withLock { if failure == nil { failure = error } }
         return
       }
-      for chunk in block { digest?.digest.update(chunk) }
+      digest?.digest.update(bytes)
     }
   }
 
-  /// Writes chunks at the file's position (on the I/O queue).
-  private func writeAll(_ chunks: [Data]) -> DownloadError? {
-    for chunk in chunks {
-      let failed = chunk.withUnsafeBytes { bytes -> Int32? in
-        var offset = 0
-        while offset < bytes.count {
-          let written = write(
-            handle.fileDescriptor, bytes.baseAddress! + offset, bytes.count - offset)
-          if written < 0 {
-            if errno == EINTR { continue }
-            return errno
-          }
-          offset += written
-        }
-        return nil
+  private func giveBack(_ block: UnsafeMutableRawBufferPointer) {
+    poolLock.withLock { pool.append(block) }
+    freeBlocks.signal()
+  }
+
+  /// Writes bytes at the file's position (on the I/O queue).
+  private func writeAll(_ bytes: UnsafeRawBufferPointer) -> DownloadError? {
+    var offset = 0
+    while offset < bytes.count {
+      let written = write(handle.fileDescriptor, bytes.baseAddress! + offset, bytes.count - offset)
+      if written < 0 {
+        if errno == EINTR { continue }
+        return DownloadError(.io, "cannot write \(url.path): \(String(cString: strerror(errno)))")
       }
-      if let failed {
-        return DownloadError(.io, "cannot write \(url.path): \(String(cString: strerror(failed)))")
-      }
+      offset += written
     }
     return nil
   }
@@ -130,8 +162,11 @@ final class PartialFile: @unchecked Sendable {
   func truncate() throws(DownloadError) {
     lock.lock()
     defer { lock.unlock() }
-    staging.removeAll()
-    stagedBytes = 0
+    if let block {
+      giveBack(block)
+      self.block = nil
+      filled = 0
+    }
     let fresh: DigestBox?
     do {
       fresh = try algorithm.map { try DigestBox($0) }
@@ -148,29 +183,35 @@ final class PartialFile: @unchecked Sendable {
       return nil
     }
     if let result { throw result }
-    failure = nil
+    poolLock.withLock { failure = nil }
     lengthStorage.store(0, ordering: .releasing)
   }
 
   /// Writes everything handed in and forces it to disk, so that a length read before is on disk.
   func synchronize() throws(DownloadError) {
     lock.lock()
-    sendStaged()
+    sendBlock()
     lock.unlock()
     let result = ioQueue.sync { () -> DownloadError? in
       fsync(handle.fileDescriptor) == 0
         ? nil : DownloadError(.io, "cannot flush \(url.path): \(String(cString: strerror(errno)))")
     }
-    if let error = lock.withLock({ failure }) ?? result { throw error }
+    if let error = poolLock.withLock({ failure }) ?? result { throw error }
   }
 
   /// The digest of every byte handed in, in lowercase hex.
   func currentDigest() -> String? {
     lock.lock()
-    sendStaged()
+    sendBlock()
     lock.unlock()
     return ioQueue.sync { digest?.digest.current().hexString }
   }
+}
+
+/// A filled block on its way to the I/O queue, which alone touches it until it is given back.
+private struct Block: @unchecked Sendable {
+  let memory: UnsafeMutableRawBufferPointer
+  let count: Int
 }
 
 /// A digest in a box, so that a class can replace it.

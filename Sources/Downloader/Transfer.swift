@@ -24,9 +24,6 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     case failed(DownloadError)
     /// The download was paused or cancelled.
     case stopped
-    /// Stopped because URLSession held more received bytes than the file had taken (it queues
-    /// without backpressure): everything it had received was still written; continue from there.
-    case throttled
   }
 
   /// What the request asked for, to judge the response against.
@@ -69,23 +66,21 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   // runs on the delegate queue.
   private let accept: @Sendable (Learned) -> Void
   private let state = Mutex(State())
-  // Serial: URLSession calls the delegate one call at a time, in order.
-  private let delegateQueue: OperationQueue = {
-    let queue = OperationQueue()
-    queue.maxConcurrentOperationCount = 1
-    return queue
-  }()
+  // Serial: URLSession calls the delegate one call at a time, in order. Bounded, so that a
+  // delegate behind the network holds libcurl back instead of queueing the whole body.
+  private let delegateQueue: DelegateQueue
   // The Range and If-Range sent, carried over every redirect.
   private let rangeHeaders: [(String, String)]
 
   init(
     file: PartialFile, expectation: Expectation, rangeHeaders: [(String, String)],
-    emit: @escaping @Sendable (DownloadEvent) -> Void,
+    maximumQueuedChunks: Int, emit: @escaping @Sendable (DownloadEvent) -> Void,
     accept: @escaping @Sendable (Learned) -> Void
   ) {
     self.file = file
     self.expectation = expectation
     self.rangeHeaders = rangeHeaders
+    self.delegateQueue = DelegateQueue(limit: maximumQueuedChunks)
     self.emit = emit
     self.accept = accept
   }
@@ -93,10 +88,9 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   /// What the responses told so far.
   var learned: Learned { state.withLock { $0.learned } }
 
-  /// How many deliveries URLSession has queued for this delegate and not yet made (its queue has
-  /// no backpressure on Linux; `countOfBytesReceived` stays 0 there, so the queue is what shows
-  /// how far the delegate is behind). Each is one chunk of at most 16 KiB.
-  var backlog: Int { delegateQueue.operationCount }
+  /// The most deliveries (each one chunk of at most 16 KiB) URLSession had queued for this
+  /// delegate at once while it was held back.
+  var peakBacklog: Int { delegateQueue.peakBacklog }
 
   /// When the last body byte arrived (or the request went out).
   var lastByte: ContinuousClock.Instant { state.withLock { $0.lastByte } }
@@ -117,9 +111,10 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
       }
       task.resume()
       // A stop that came before the task existed cancels it now.
-      if stopped { task.cancel() }
+      if stopped { cancel(task) }
     }
     // The session holds its delegate until it is invalidated.
+    delegateQueue.open()
     session.invalidateAndCancel()
     return outcome
   }
@@ -130,7 +125,16 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
       if state.outcome == nil { state.outcome = outcome }
       return state.task
     }
-    task?.cancel()
+    if let task { cancel(task) }
+  }
+
+  /// Cancels the task. Cancelling runs synchronously on URLSession's work queue, which may be
+  /// waiting for room on the delegate queue (so that stops holding it back first), or may be this
+  /// very thread (delegate calls can run on it): the cancel itself is made from elsewhere.
+  private func cancel(_ task: URLSessionTask) {
+    delegateQueue.open()
+    let task = UncheckedTask(task: task)
+    DispatchQueue.global().async { task.task.cancel() }
   }
 
   // MARK: URLSessionDataDelegate
@@ -192,10 +196,7 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // One lock per chunk: this runs for every 16 KiB and must keep up with the network.
     let writing = state.withLock { state -> Bool in
       state.lastByte = .now
-      // After a throttle, what URLSession still delivers is the same contiguous stream: keep it.
-      guard state.writing, state.outcome == nil || state.outcome == .throttled else {
-        return false
-      }
+      guard state.writing, state.outcome == nil else { return false }
       state.learned.bodyReceived += Int64(data.count)
       return true
     }
@@ -204,7 +205,7 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
       try file.append(data)
     } catch {
       finish(.failed(error))
-      dataTask.cancel()
+      cancel(dataTask)
     }
   }
 
@@ -339,6 +340,12 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
       && lhs.host?.lowercased() == rhs.host?.lowercased() && lhs.port == rhs.port
   }
+}
+
+/// A task handed to another thread to be cancelled (URLSessionTask is thread-safe, but not marked
+/// Sendable on Linux).
+private struct UncheckedTask: @unchecked Sendable {
+  let task: URLSessionTask
 }
 
 /// A response header, matched without regard to case.

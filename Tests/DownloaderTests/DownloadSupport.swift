@@ -66,9 +66,6 @@ struct Scratch {
     configuration.retry = RetryPolicy(
       maximumAttempts: 4, baseDelay: .milliseconds(10), maximumDelay: .milliseconds(50), jitter: 0)
     configuration.stallTimeout = .seconds(1)
-    // The requests each test expects do not depend on how far the delegate lags (see the
-    // backpressure test for that).
-    configuration.maximumQueuedChunks = 1_000_000
     return configuration
   }
 }
