@@ -161,44 +161,58 @@ public struct XMLPropertyListWriter: Sendable {
     // CF clamps the indent to 8 for the base64 lines only; `</data>` keeps the real depth.
     let indent = min(indent, 8)
     let lineLength = 76 - 8 * indent
-    var line = [UInt8]()
-    line.reserveCapacity(80)
-    var previous: UInt8 = 0
-    var index = 0
-    let table = Self.alphabet
-    for byte in data {
-      switch index % 3 {
-      case 0:
-        line.append(table[Int(byte >> 2)])
-      case 1:
-        line.append(table[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 4) & 0x3F)])
-      default:
-        line.append(table[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 6) & 0x3F)])
-        line.append(table[Int(byte & 0x3F)])
+    // Each line is built in a small buffer and appended whole: appending character by character,
+    // or iterating `Data`, costs more than the encoding. A line holds the indent (at most 8), at
+    // most 77 characters (it is flushed as soon as it reaches 76 or fewer) and the newline.
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 96) { line in
+      for position in 0..<indent { line[position] = 0x09 }
+      var end = indent
+      var previous: UInt8 = 0
+      var phase = 0
+      Self.alphabet.withUnsafeBufferPointer { table in
+        data.withUnsafeBytes { bytes in
+          for byte in bytes {
+            switch phase {
+            case 0:
+              line[end] = table[Int(byte >> 2)]
+              end += 1
+              phase = 1
+            case 1:
+              line[end] = table[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 4) & 0x3F)]
+              end += 1
+              phase = 2
+            default:
+              line[end] = table[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 6) & 0x3F)]
+              line[end + 1] = table[Int(byte & 0x3F)]
+              end += 2
+              phase = 0
+            }
+            previous = byte
+            if end - indent >= lineLength {
+              line[end] = 0x0A
+              out.append(contentsOf: UnsafeBufferPointer(rebasing: line[..<(end + 1)]))
+              end = indent
+            }
+          }
+          switch phase {
+          case 1:
+            line[end] = table[Int((previous << 4) & 0x30)]
+            line[end + 1] = UInt8(ascii: "=")
+            line[end + 2] = UInt8(ascii: "=")
+            end += 3
+          case 2:
+            line[end] = table[Int((previous << 2) & 0x3C)]
+            line[end + 1] = UInt8(ascii: "=")
+            end += 2
+          default:
+            break
+          }
+        }
       }
-      previous = byte
-      index += 1
-      if line.count >= lineLength {
-        appendIndent(indent, to: &out)
-        out.append(contentsOf: line)
-        out.append(0x0A)
-        line.removeAll(keepingCapacity: true)
+      if end > indent {
+        line[end] = 0x0A
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: line[..<(end + 1)]))
       }
-    }
-    switch index % 3 {
-    case 1:
-      line.append(table[Int((previous << 4) & 0x30)])
-      line.append(contentsOf: "==".utf8)
-    case 2:
-      line.append(table[Int((previous << 2) & 0x3C)])
-      line.append(UInt8(ascii: "="))
-    default:
-      break
-    }
-    if !line.isEmpty {
-      appendIndent(indent, to: &out)
-      out.append(contentsOf: line)
-      out.append(0x0A)
     }
   }
 }
