@@ -67,9 +67,9 @@ public struct ResumeData: Sendable, Hashable {
   var rootIsMutable = true
   // Set by every edit: an edited blob is written afresh rather than from `original`.
   var isEdited = false
-  // The current and original requests, decoded once (nil when absent or undecodable): diagnosis
-  // and display read them many times.
-  private var decodedRequests: [URLRequestArchive?] = [nil, nil]
+  // The current and original requests, decoded once (nil when absent or undecodable): diagnosis,
+  // display and repair read them many times. Kept in step with `entries` by `refreshRequests`.
+  private(set) var decodedRequests: [URLRequestArchive?] = [nil, nil]
 
   /// The Network.framework blob inside WebKit's wrapper, decoded.
   public var nested: ResumeData? { nestedStorage.first }
