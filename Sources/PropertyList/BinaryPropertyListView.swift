@@ -197,6 +197,27 @@ package final class BinaryPropertyListView {
     return BinaryBytes.readSizedUInt(bytes, offset + 1 + max(0, size - 8), min(size, 8))
   }
 
+  // MARK: Layout, for checking that a writer would reproduce these bytes
+
+  /// The input's bytes.
+  package var rawBytes: UnsafeRawBufferPointer { bytes }
+
+  /// The number of objects in the offset table (reachable or not).
+  package var objectCount: Int { parser.trailer.objectCount }
+
+  /// The trailer's top object index.
+  package var topObjectIndex: Int { parser.trailer.topObject }
+
+  /// Where the offset table starts: the end of the object area.
+  package var offsetTableOffset: Int { parser.trailer.offsetTableOffset }
+
+  /// The trailer's reference size and offset size, in bytes.
+  package var referenceSize: Int { parser.trailer.objectRefSize }
+  package var offsetSize: Int { parser.trailer.offsetIntSize }
+
+  /// Where an object starts, from the offset table: any index below `objectCount`, read or not.
+  package func offset(_ object: Int) -> Int { parser.offsets[object] }
+
   /// A scalar object (anything but an array or a dictionary) as the reader returns it.
   package func scalar(_ object: Int) -> PropertyListValue? {
     switch kind(object) {

@@ -127,7 +127,8 @@ public struct ResumeData: Sendable, Hashable {
       return nil
     }
     original = data
-    archiveStorage = LazyKeyedArchive(bytes: data, recipe: .propertyList(limits.propertyList))
+    archiveStorage = LazyKeyedArchive(
+      bytes: data, recipe: .propertyList(limits.propertyList), view: view.plist)
     entries = split.plain
     archivedEntries = split.archived
     rootKeyOrder = split.order
@@ -461,7 +462,8 @@ public struct ResumeData: Sendable, Hashable {
           return table.encoded()
         }
         return try PropertyListValue.dictionary(entries).encoded(as: .binary)
-      case .keyedArchive, .keyedArchiveXML: return try archive?.encoded() ?? original
+      // A blob read in place is not decoded when its bytes are already its encoding.
+      case .keyedArchive, .keyedArchiveXML: return try archiveStorage?.encoded() ?? original
       case .nwArchive:
         return NetworkFrameworkMask.toggled(try archive?.encoded(as: .binary) ?? original)
       }
