@@ -66,7 +66,7 @@ package final class LazyKeyedArchive: @unchecked Sendable, Hashable {
   ///
   /// - Throws: what `KeyedArchive.encoded()` throws.
   package func encoded() throws -> Data {
-    let reproduced: Data? = lock.withLock {
+    let reproduced = lock.withLock { () -> Data? in
       guard decoded == nil, let bytes, case .propertyList? = recipe else { return nil }
       if reproducesBytes == nil {
         reproducesBytes = view.map(ArchiverFlattener.reproducesBytes) ?? false

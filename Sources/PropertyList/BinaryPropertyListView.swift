@@ -211,8 +211,10 @@ package final class BinaryPropertyListView {
   /// Where the offset table starts: the end of the object area.
   package var offsetTableOffset: Int { parser.trailer.offsetTableOffset }
 
-  /// The trailer's reference size and offset size, in bytes.
+  /// The trailer's reference size, in bytes.
   package var referenceSize: Int { parser.trailer.objectRefSize }
+
+  /// The trailer's offset size, in bytes.
   package var offsetSize: Int { parser.trailer.offsetIntSize }
 
   /// Where an object starts, from the offset table: any index below `objectCount`, read or not.
