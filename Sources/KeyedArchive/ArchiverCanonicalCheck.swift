@@ -45,7 +45,12 @@ private struct CanonicalCheck {
     self.plist = plist
     bytes = plist.rawBytes
     referenceSize = BinaryObjectEncoding.byteCount(UInt64(plist.objectCount))
-    expected.reserveCapacity(32)
+    // Room for a resume blob's constants and UIDs without regrowing (capped by `run`'s limit).
+    let room = min(plist.objectCount, 32)
+    keyConstants.reserveCapacity(room)
+    valueConstants.reserveCapacity(room)
+    uids.reserveCapacity(room)
+    numbers.reserveCapacity(8)
   }
 
   mutating func run() -> Bool {
@@ -73,13 +78,13 @@ private struct CanonicalCheck {
   }
 
   /// Whether the input holds `expected` at `position`; moves past it to the next object.
-  private mutating func matchExpected(extra: Int = 0) -> Bool {
+  private mutating func matchExpected() -> Bool {
     let count = expected.count
-    guard position <= plist.offsetTableOffset - count - extra,
+    guard position <= plist.offsetTableOffset - count,
       expected.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress! + position, count) })
         == 0
     else { return false }
-    position += count + extra
+    position += count
     next += 1
     return true
   }
@@ -94,33 +99,87 @@ private struct CanonicalCheck {
   /// references point (booleans and UIDs are written once per occurrence).
   private mutating func appendEncoding(of object: Int) -> Bool {
     guard next < plist.objectCount, plist.offset(next) == position else { return false }
-    expected.removeAll(keepingCapacity: true)
+    // The frequent kinds are compared in place, byte for byte as `Emitter.appendScalar` writes
+    // them; the rest go through the writer itself.
+    let length: Int?
     switch plist.kind(object) {
+    case .uid:
+      let uid = plist.uid(object)
+      let size = uid <= 0xFF ? 1 : uid <= 0xFFFF ? 2 : uid <= 0xFFFF_FFFF ? 4 : 8
+      length = holds(0x80 | UInt8(size - 1), uid, size: size, at: position) ? 1 + size : nil
+    case .boolean:
+      length = holds(plist.boolean(object) ? 0x09 : 0x08, 0, size: 0, at: position) ? 1 : nil
+    case .integer:
+      let integer = plist.integer(object)
+      if integer.needsUnsignedStorage {
+        length =
+          holds(0x14, 0, size: 8, at: position)
+            && holds(0, integer.bitPattern, size: 8, at: position + 8) ? 17 : nil
+      } else {
+        length = integerLength(integer.bitPattern, at: position)
+      }
     case .string where plist.asciiBytes(object) != nil:
       // ASCII text is written as it is: only the marker and count can differ, when the object
       // is the one the input holds here.
-      guard object == next, let text = plist.asciiBytes(object) else { return false }
-      BinaryObjectEncoding.appendContainerHeader(0x50, count: text.count, to: &expected)
-      return matchExpected(extra: text.count)
-    case .data:
-      guard object == next else { return false }
       let count = plist.count(object)
-      BinaryObjectEncoding.appendContainerHeader(0x40, count: count, to: &expected)
-      return matchExpected(extra: count)
+      length =
+        object == next ? markerLength(0x50, count: count, at: position).map { $0 + count } : nil
+    case .data:
+      let count = plist.count(object)
+      length =
+        object == next ? markerLength(0x40, count: count, at: position).map { $0 + count } : nil
     default:
       guard let value = plist.scalar(object) else { return false }
+      expected.removeAll(keepingCapacity: true)
       BinaryObjectEncoding.appendScalar(value, to: &expected)
       return matchExpected()
     }
+    guard let length, position <= plist.offsetTableOffset - length else { return false }
+    position += length
+    next += 1
+    return true
+  }
+
+  /// Whether the input holds, at `offset`, the byte `marker` followed by `value` in `size`
+  /// big-endian bytes (`Emitter.appendSized`), inside the object area.
+  private func holds(_ marker: UInt8, _ value: UInt64, size: Int, at offset: Int) -> Bool {
+    guard offset >= 0, offset < plist.offsetTableOffset - size, bytes[offset] == marker else {
+      return false
+    }
+    var shift = (size - 1) * 8
+    for index in (offset + 1)..<(offset + 1 + size) {
+      guard bytes[index] == UInt8(truncatingIfNeeded: value >> UInt64(shift)) else { return false }
+      shift -= 8
+    }
+    return true
+  }
+
+  /// The length of `Emitter.appendInteger(bits)` when the input holds it at `offset`.
+  private func integerLength(_ bits: UInt64, at offset: Int) -> Int? {
+    let size = BinaryObjectEncoding.byteCount(bits)
+    return holds(0x10 | UInt8(size.trailingZeroBitCount), bits, size: size, at: offset)
+      ? 1 + size : nil
+  }
+
+  /// The length of `Emitter.appendMarker(marker, count:)` when the input holds it at `offset`.
+  private func markerLength(_ marker: UInt8, count: Int, at offset: Int) -> Int? {
+    if count < 15 { return holds(marker | UInt8(count), 0, size: 0, at: offset) ? 1 : nil }
+    guard holds(marker | 0x0F, 0, size: 0, at: offset),
+      let integer = integerLength(UInt64(count), at: offset + 1)
+    else { return nil }
+    return 1 + integer
   }
 
   /// Appends a container's marker and count; its references are checked as its children are.
   private mutating func appendContainer(_ reference: Int, marker: UInt8, references: Int) -> Bool {
-    guard claim(reference) else { return false }
-    expected.removeAll(keepingCapacity: true)
-    BinaryObjectEncoding.appendContainerHeader(marker, count: plist.count(reference), to: &expected)
+    guard claim(reference),
+      let header = markerLength(marker, count: plist.count(reference), at: position)
+    else { return false }
     let (size, overflow) = references.multipliedReportingOverflow(by: referenceSize)
-    return !overflow && matchExpected(extra: size)
+    guard !overflow, position <= plist.offsetTableOffset - header - size else { return false }
+    position += header + size
+    next += 1
+    return true
   }
 
   // MARK: The flattener's walk
@@ -213,15 +272,22 @@ private struct CanonicalCheck {
   /// followed (Swift's string equality, which the flattener's lookup uses, is then byte equality).
   private mutating func constant(_ reference: Int, isKey: Bool) -> Bool {
     guard let text = plist.asciiBytes(reference) else { return false }
-    let known = isKey ? keyConstants : valueConstants
-    for first in known {
-      guard let other = plist.asciiBytes(first), other.count == text.count,
-        memcmp(other.baseAddress!, text.baseAddress!, text.count) == 0
-      else { continue }
+    // Not through a local copy of the list: appending while a copy is alive would copy it.
+    if let first = firstConstant(equalTo: text, in: isKey ? keyConstants : valueConstants) {
       return first == reference
     }
     if isKey { keyConstants.append(reference) } else { valueConstants.append(reference) }
     return appendScalar(reference)
+  }
+
+  private func firstConstant(equalTo text: UnsafeRawBufferPointer, in known: [Int]) -> Int? {
+    for first in known {
+      guard let other = plist.asciiBytes(first), other.count == text.count,
+        memcmp(other.baseAddress!, text.baseAddress!, text.count) == 0
+      else { continue }
+      return first
+    }
+    return nil
   }
 
   /// `State.number`: integers and reals shared by value and kind.

@@ -159,16 +159,6 @@ package enum BinaryObjectEncoding {
     swap(&emitter.out, &out)
   }
 
-  /// Appends an array's (`0xA0`) or dictionary's (`0xD0`) marker and count, without references.
-  package static func appendContainerHeader(
-    _ marker: UInt8, count: Int, to out: inout [UInt8]
-  ) {
-    var emitter = Emitter(objects: [])
-    swap(&emitter.out, &out)
-    emitter.appendMarker(marker, count: count)
-    swap(&emitter.out, &out)
-  }
-
   /// The fewest of 1, 2, 4 or 8 bytes the writer uses for a count or offset.
   package static func byteCount(_ value: UInt64) -> Int { binaryByteCount(value) }
 }
