@@ -122,8 +122,23 @@ package final class BinaryPropertyListView {
   /// (`dictionariesArePlain`), or nil when the key is absent.
   package func value(_ dictionary: Int, forKey key: StaticString) -> Int? {
     let (count, start) = contents(dictionary)
-    for position in 0..<count where isString(reference(start, position), equalTo: key) {
-      return reference(start, count + position)
+    let length = key.utf8CodeUnitCount
+    // An ASCII string under 15 bytes is normally written with its length in its marker, so most
+    // keys are told apart by that one byte; any other spelling is compared as `isString` does.
+    let marker = length < 15 ? 0x50 | UInt8(length) : 0x5F
+    for position in 0..<count {
+      let keyObject = reference(start, position)
+      let offset = parser.offsets[keyObject]
+      let found: Bool
+      let keyMarker = bytes[offset]
+      if keyMarker == marker, length < 15 {
+        found = memcmp(bytes.baseAddress! + offset + 1, key.utf8Start, length) == 0
+      } else if keyMarker == 0x5F || keyMarker >> 4 == 0x6 {
+        found = isString(keyObject, equalTo: key)
+      } else {
+        found = false
+      }
+      if found { return reference(start, count + position) }
     }
     return nil
   }
