@@ -186,7 +186,7 @@ extension ResumeData {
       let rewritten = try ResumeDataError.wrapping(at: key) { () -> Data? in
         // Decoded from these bytes when the blob was read or the key last set; decoded again only
         // when that failed, for its error.
-        let request = try decodedRequests[index] ?? URLRequestArchive(decoding: bytes)
+        let request = try decodedRequest(index) ?? URLRequestArchive(decoding: bytes)
         guard request.layout != layout else { return nil }
         return try request.converted(to: layout).encoded()
       }
