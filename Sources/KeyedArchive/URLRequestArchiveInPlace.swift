@@ -9,9 +9,37 @@ import PropertyList
 // plain string, headers that are plain strings…); for any other shape the field is left unread
 // (nil), and its accessor takes the eager path through `archive`, which is then decoded.
 
+/// The typed fields of a request read in place, read from its bytes on first use: a request that is
+/// only checked (its layout, whether it decodes), as a batch repair does, never builds them.
+///
+/// Immutable once read, and the reading is guarded by a lock, so the box can be shared across
+/// threads; the checked plist it reads is only touched under the lock, and dropped once read.
+final class FastFields: @unchecked Sendable {
+  private let lock = NSLock()
+  // Guarded by `lock`: the request until its fields are read, then the fields.
+  private var request: InPlaceRequest?
+  private var read: FastFieldValues?
+
+  init(_ request: InPlaceRequest) {
+    self.request = request
+  }
+
+  /// The fields, read now if they were not yet.
+  var values: FastFieldValues {
+    lock.withLock {
+      if let read { return read }
+      // `request` is set until the fields are read, and only then cleared.
+      let values = FastFieldValues(request!)
+      read = values
+      request = nil
+      return values
+    }
+  }
+}
+
 /// The typed fields of a request read in place. Double optionals: the outer nil means "not read
 /// here, ask the archive", the inner one is the accessor's own nil.
-final class FastFields: Sendable {
+final class FastFieldValues: Sendable {
   let rootKey: String
   let className: String
   let url: String??
