@@ -287,7 +287,7 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// The header fields in archived order.
   public var headerFields: [(name: String, value: String)] {
-    if let known = fast?.values.headerFields { return known }
+    if let known = fast?.headerFields { return known }
     if let fields = plainHeaderFields() { return fields }
     guard case .dictionary(let entries, _)? = slotValue(.headerFields) else { return [] }
     return entries.compactMap { entry in

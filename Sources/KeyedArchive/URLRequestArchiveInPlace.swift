@@ -16,23 +16,36 @@ import PropertyList
 /// threads; the checked plist it reads is only touched under the lock, and dropped once read.
 final class FastFields: @unchecked Sendable {
   private let lock = NSLock()
-  // Guarded by `lock`: the request until its fields are read, then the fields.
+  // Guarded by `lock`: the request until its fields and headers are read, then those. The headers
+  // are read apart: they cost as much as every other field together, and are often not needed.
   private var request: InPlaceRequest?
   private var read: FastFieldValues?
+  private var readHeaders: [(name: String, value: String)]??
 
   init(_ request: InPlaceRequest) {
     self.request = request
   }
 
-  /// The fields, read now if they were not yet.
+  /// The fields but the headers, read now if they were not yet.
   var values: FastFieldValues {
     lock.withLock {
       if let read { return read }
-      // `request` is set until the fields are read, and only then cleared.
+      // `request` is set until both the fields and the headers are read, and only then cleared.
       let values = FastFieldValues(request!)
       read = values
-      request = nil
+      if readHeaders != nil { request = nil }
       return values
+    }
+  }
+
+  /// `InPlaceRequest.headerFields()`, read now if it was not yet.
+  var headerFields: [(name: String, value: String)]? {
+    lock.withLock {
+      if let readHeaders { return readHeaders }
+      let headers = request!.headerFields()
+      readHeaders = .some(headers)
+      if read != nil { request = nil }
+      return headers
     }
   }
 }
@@ -45,7 +58,6 @@ final class FastFieldValues: Sendable {
   let url: String??
   let mainDocumentURL: String??
   let httpMethod: String??
-  let headerFields: [(name: String, value: String)]?
   let body: Data??
   let timeoutInterval: Double?
   let cachePolicy: Int?
@@ -60,7 +72,6 @@ final class FastFieldValues: Sendable {
     url = request.url(.url)
     mainDocumentURL = request.url(.mainDocumentURL)
     httpMethod = request.httpMethod()
-    headerFields = request.headerFields()
     body = request.body()
     timeoutInterval = request.real(.timeoutInterval)
     cachePolicy = request.integer(.cachePolicy)
