@@ -34,7 +34,8 @@ struct ExitStatus: Error {
 
 // MARK: - The resume benchmark
 
-/// `resumedata-bench resume`: inspecting a keyed v5 blob, ours against the same work with Foundation.
+/// `resumedata-bench resume`: inspecting a keyed v5 blob, and repairing it and a v2 XML blob, ours
+/// against the same work with Foundation.
 enum ResumeBenchmark {
   static let usage = """
     USAGE: resumedata-bench resume [--rounds <n>] [--round-time <seconds>] [--only <side>]
@@ -45,6 +46,11 @@ enum ResumeBenchmark {
     (findings); Foundation decodes the outer archive with PropertyListSerialization and
     NSKeyedUnarchiver, and the two request archives with PropertyListSerialization (its
     NSKeyedUnarchiver cannot read Apple's request layout on Linux).
+
+    Then times one record of a batch repair, for that blob (target ios13+) and for the same values
+    as a v2 XML blob (target ios11.3+): ours decodes, repairs and encodes the repaired blob;
+    Foundation decodes the blob (unarchiving the keyed one), reads both request archives and writes
+    the dictionary back in the blob's form.
 
     OPTIONS:
     \(TimingOptions.help)
@@ -70,6 +76,7 @@ enum ResumeBenchmark {
       ).encoded()
     }
     let blob: Data
+    let v2Blob: Data
     do {
       let current = try request()
       let original = try request()
@@ -90,6 +97,17 @@ enum ResumeBenchmark {
         root: .dictionary(
           pairs.map { ArchivedDictionaryEntry(.string($0.0), $0.1) }, mutable: true)
       ).encoded()
+      // The same values as an iOS 9–10 blob: a plain XML dictionary with info version 2.
+      var entries = PropertyListDictionary()
+      for (key, value) in pairs {
+        switch value {
+        case .string(let string, _): entries[key] = .string(string)
+        case .integer(let integer): entries[key] = .integer(integer)
+        case .data(let data, _): entries[key] = .data(data)
+        default: break
+        }
+      }
+      v2Blob = try ResumeData(building: entries, as: .v2, format: .xml).encoded()
     } catch {
       printError("Error: could not build the blob: \(describe(error))")
       return 1
@@ -143,6 +161,67 @@ enum ResumeBenchmark {
     compare(
       "keyed-v5", "inspect", rate: .perSecond, options: options, layer: "resume",
       ours: { blackHole(try inspectOurs()) }, foundation: { blackHole(try inspectTheirs()) })
+    pipeline(
+      "v2-xml", blob: v2Blob, target: .ios11Late, keyed: false, options: options)
+    pipeline(
+      "keyed-v5", blob: blob, target: .ios13Later, keyed: true, options: options)
     return 0
+  }
+
+  /// Times one record of a batch repair: decode, repair for `target`, encode the repaired blob.
+  /// Foundation does the nearest it can: it decodes the blob (and, when keyed, unarchives the
+  /// resume dictionary), reads both request archives' `$top` to check their layout (what the
+  /// request-layout rule looks at), and writes the dictionary back in the blob's own form.
+  static func pipeline(
+    _ label: String, blob: Data, target: RepairTarget, keyed: Bool, options: TimingOptions
+  ) {
+    struct Refused: Error {}
+    func ours() throws -> Data {
+      let result = try ResumeData(decoding: blob).repaired(for: target)
+      guard let repaired = result.blob else { throw Refused() }
+      return try repaired.encoded()
+    }
+    func theirs() throws -> Int {
+      let root: NSDictionary?
+      var format = PropertyListSerialization.PropertyListFormat.xml
+      if keyed {
+        let classes: [AnyClass] = [
+          NSMutableDictionary.self, NSDictionary.self, NSString.self, NSNumber.self, NSData.self,
+        ]
+        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: blob)
+        unarchiver.decodingFailurePolicy = .setErrorAndReturn
+        root =
+          unarchiver.decodeObject(of: classes, forKey: "NSKeyedArchiveRootObjectKey")
+          as? NSDictionary
+        unarchiver.finishDecoding()
+      } else {
+        root =
+          try PropertyListSerialization.propertyList(from: blob, format: &format) as? NSDictionary
+      }
+      guard let root else { throw Refused() }
+      for key in [ResumeDataKey.currentRequest, ResumeDataKey.originalRequest] {
+        guard let data = root[key] as? Data else { continue }
+        let plist = try PropertyListSerialization.propertyList(from: data, format: nil)
+        blackHole(((plist as? [String: Any])?["$top"] as? [String: Any])?.keys.first)
+      }
+      if keyed {
+        return try NSKeyedArchiver.archivedData(withRootObject: root, requiringSecureCoding: false)
+          .count
+      }
+      return try PropertyListSerialization.data(fromPropertyList: root, format: format, options: 0)
+        .count
+    }
+    do {
+      let mine = try ours()
+      let their = try theirs()
+      print(
+        "✓ \(label) repair for \(target.rawValue): ours \(size(mine.count))"
+          + (mine == blob ? " (the input's bytes)" : "") + ", Foundation \(size(their))")
+    } catch {
+      print("✗ \(label) repair: \(describe(error))")
+    }
+    compare(
+      label, "repair+encode", rate: .perSecond, options: options, layer: "resume",
+      ours: { blackHole(try ours()) }, foundation: { blackHole(try theirs()) })
   }
 }

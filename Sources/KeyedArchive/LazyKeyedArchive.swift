@@ -21,6 +21,11 @@ package final class LazyKeyedArchive: @unchecked Sendable, Hashable {
   private var decoded: KeyedArchive?
   private let bytes: Data?
   private let recipe: Recipe?
+  // Guarded by `lock`. The checked plist the bytes were read through, until the archive is
+  // decoded, and whether the bytes are their own encoding once that has been checked: what
+  // `encoded()` needs to write an archive without decoding it.
+  private var view: BinaryPropertyListView?
+  private var reproducesBytes: Bool?
 
   /// A box around an archive already decoded.
   package init(_ archive: KeyedArchive) {
@@ -30,9 +35,13 @@ package final class LazyKeyedArchive: @unchecked Sendable, Hashable {
   }
 
   /// A box that decodes `bytes` on first use; the caller has checked that they decode.
-  package init(bytes: Data, recipe: Recipe) {
+  ///
+  /// - Parameter view: the checked plist of `bytes`, when the caller has it: `encoded()` can then
+  ///   write the archive without decoding it.
+  package init(bytes: Data, recipe: Recipe, view: BinaryPropertyListView? = nil) {
     self.bytes = bytes
     self.recipe = recipe
+    self.view = view
   }
 
   /// Whether the archive has not been decoded yet.
@@ -46,8 +55,27 @@ package final class LazyKeyedArchive: @unchecked Sendable, Hashable {
       if let decoded { return decoded }
       let archive = Self.decode(bytes ?? Data(), recipe ?? .decoding(.default))
       decoded = archive
+      view = nil
       return archive
     }
+  }
+
+  /// `archive.encoded()`. An archive of the `.propertyList` recipe that has not been decoded and
+  /// whose bytes are already exactly what encoding it writes (`ArchiverFlattener.reproducesBytes`,
+  /// as CFNetwork's and this library's writers make them) is not decoded: its bytes are returned.
+  ///
+  /// - Throws: what `KeyedArchive.encoded()` throws.
+  package func encoded() throws -> Data {
+    let reproduced = lock.withLock { () -> Data? in
+      guard decoded == nil, let bytes, case .propertyList? = recipe else { return nil }
+      if reproducesBytes == nil {
+        reproducesBytes = view.map(ArchiverFlattener.reproducesBytes) ?? false
+        view = nil
+      }
+      return reproducesBytes == true ? bytes : nil
+    }
+    if let reproduced { return reproduced }
+    return try archive.encoded()
   }
 
   private static func decode(_ bytes: Data, _ recipe: Recipe) -> KeyedArchive {

@@ -231,11 +231,11 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// The class of the request object (`NSURLRequest` or `NSMutableURLRequest`).
   public var className: String {
-    fast?.className ?? archive.classChain(ofObject: archive.rootUID)?.first ?? ""
+    fast?.values.className ?? archive.classChain(ofObject: archive.rootUID)?.first ?? ""
   }
 
   /// The key under `$top` that names the request object (`KeyedArchive.rootKey`).
-  public var rootKey: String { fast?.rootKey ?? archive.rootKey }
+  public var rootKey: String { fast?.values.rootKey ?? archive.rootKey }
 
   /// `$2`: the number of property slots (16 without an HTTP message, 22 with one), taken as 0 when
   /// negative and capped at 4,096 so that no work is sized by a hostile count.
@@ -266,21 +266,21 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// The URL, as an absolute string.
   public var url: String? {
-    if let known = fast?.url { return known }
+    if let known = fast?.values.url { return known }
     if case .url(let url)? = slotValue(.url) { return url.absoluteString }
     return nil
   }
 
   /// The main document URL, as an absolute string.
   public var mainDocumentURL: String? {
-    if let known = fast?.mainDocumentURL { return known }
+    if let known = fast?.values.mainDocumentURL { return known }
     if case .url(let url)? = slotValue(.mainDocumentURL) { return url.absoluteString }
     return nil
   }
 
   /// The HTTP method (nil without an HTTP message; CFNetwork then means GET).
   public var httpMethod: String? {
-    if let known = fast?.httpMethod { return known }
+    if let known = fast?.values.httpMethod { return known }
     if case .string(let method, _)? = slotValue(.httpMethod) { return method }
     return nil
   }
@@ -338,39 +338,39 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// The body.
   public var body: Data? {
-    if let known = fast?.body { return known }
+    if let known = fast?.values.body { return known }
     if case .data(let data, _)? = slotValue(.body) { return data }
     return nil
   }
 
   /// The timeout interval in seconds.
   public var timeoutInterval: Double? {
-    if let fast { return fast.timeoutInterval }
+    if let fast { return fast.values.timeoutInterval }
     return realValue(.timeoutInterval)
   }
   /// The cache policy.
   public var cachePolicy: Int? {
-    if let fast { return fast.cachePolicy }
+    if let fast { return fast.values.cachePolicy }
     return integerValue(.cachePolicy)
   }
   /// HTTPShouldHandleCookies.
   public var httpShouldHandleCookies: Bool? {
-    if let fast { return fast.httpShouldHandleCookies }
+    if let fast { return fast.values.httpShouldHandleCookies }
     return boolValue(.httpShouldHandleCookies)
   }
   /// allowsCellularAccess.
   public var allowsCellularAccess: Bool? {
-    if let fast { return fast.allowsCellularAccess }
+    if let fast { return fast.values.allowsCellularAccess }
     return boolValue(.allowsCellularAccess)
   }
   /// The network service type.
   public var networkServiceType: Int? {
-    if let fast { return fast.networkServiceType }
+    if let fast { return fast.values.networkServiceType }
     return integerValue(.networkServiceType)
   }
   /// The request priority.
   public var priority: Int? {
-    if let fast { return fast.priority }
+    if let fast { return fast.values.priority }
     return integerValue(.priority)
   }
 

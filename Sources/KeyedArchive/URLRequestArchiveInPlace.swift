@@ -9,15 +9,55 @@ import PropertyList
 // plain string, headers that are plain strings…); for any other shape the field is left unread
 // (nil), and its accessor takes the eager path through `archive`, which is then decoded.
 
+/// The typed fields of a request read in place, read from its bytes on first use: a request that is
+/// only checked (its layout, whether it decodes), as a batch repair does, never builds them.
+///
+/// Immutable once read, and the reading is guarded by a lock, so the box can be shared across
+/// threads; the checked plist it reads is only touched under the lock, and dropped once read.
+final class FastFields: @unchecked Sendable {
+  private let lock = NSLock()
+  // Guarded by `lock`: the request until its fields and headers are read, then those. The headers
+  // are read apart: they cost as much as every other field together, and are often not needed.
+  private var request: InPlaceRequest?
+  private var read: FastFieldValues?
+  private var readHeaders: [(name: String, value: String)]??
+
+  init(_ request: InPlaceRequest) {
+    self.request = request
+  }
+
+  /// The fields but the headers, read now if they were not yet.
+  var values: FastFieldValues {
+    lock.withLock {
+      if let read { return read }
+      // `request` is set until both the fields and the headers are read, and only then cleared.
+      let values = FastFieldValues(request!)
+      read = values
+      if readHeaders != nil { request = nil }
+      return values
+    }
+  }
+
+  /// `InPlaceRequest.headerFields()`, read now if it was not yet.
+  var headerFields: [(name: String, value: String)]? {
+    lock.withLock {
+      if let readHeaders { return readHeaders }
+      let headers = request!.headerFields()
+      readHeaders = .some(headers)
+      if read != nil { request = nil }
+      return headers
+    }
+  }
+}
+
 /// The typed fields of a request read in place. Double optionals: the outer nil means "not read
 /// here, ask the archive", the inner one is the accessor's own nil.
-final class FastFields: Sendable {
+final class FastFieldValues: Sendable {
   let rootKey: String
   let className: String
   let url: String??
   let mainDocumentURL: String??
   let httpMethod: String??
-  let headerFields: [(name: String, value: String)]?
   let body: Data??
   let timeoutInterval: Double?
   let cachePolicy: Int?
@@ -32,7 +72,6 @@ final class FastFields: Sendable {
     url = request.url(.url)
     mainDocumentURL = request.url(.mainDocumentURL)
     httpMethod = request.httpMethod()
-    headerFields = request.headerFields()
     body = request.body()
     timeoutInterval = request.real(.timeoutInterval)
     cachePolicy = request.integer(.cachePolicy)

@@ -89,21 +89,24 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
   init(_ bytes: UnsafeRawBufferPointer, limits: PropertyListLimits) throws {
     self.bytes = bytes
     self.limits = limits
-    trailer = try Self.validate(bytes, limits: limits)
+    let trailer = try Self.validate(bytes, limits: limits)
+    // The object count was validated against the input's length: these are sized by the input.
+    let sizes = UnsafeMutablePointer<Int>.allocate(capacity: 2 * trailer.objectCount)
+    do {
+      // Checked and decoded in one pass (validation reads every entry anyway).
+      try Self.readOffsets(bytes, trailer, into: sizes + trailer.objectCount)
+    } catch {
+      sizes.deallocate()
+      throw error
+    }
+    self.trailer = trailer
     area = BinaryObjectArea(
       bytes: bytes, objectAreaEnd: trailer.offsetTableOffset,
       maximumValueLength: limits.maximumValueLength)
-    // The object count was validated against the input's length: these are sized by the input.
     cache = .allocate(capacity: trailer.objectCount)
-    expandedSize = .allocate(capacity: 2 * trailer.objectCount)
+    expandedSize = sizes
     expandedSize.initialize(repeating: 0, count: trailer.objectCount)
     offsets = expandedSize + trailer.objectCount
-    for index in 0..<trailer.objectCount {
-      // Validation checked every entry against the object area, so each fits in Int.
-      offsets[index] = Int(
-        Self.readSizedUInt(
-          bytes, trailer.offsetTableOffset + index * trailer.offsetIntSize, trailer.offsetIntSize))
-    }
     builder = Builder(bytes: bytes, objectCount: trailer.objectCount)
   }
 
@@ -188,21 +191,29 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
         "\(offsetIntSize)-byte offsets cannot address the offset table at \(tableOffset64)",
         at: .offset(trailerStart + 6))
     }
-    let tableOffset = Int(tableOffset64)
+    return BinaryTrailer(
+      offsetIntSize: offsetIntSize, objectRefSize: objectRefSize, objectCount: objectCount,
+      topObject: Int(topObject64), offsetTableOffset: Int(tableOffset64))
+  }
+
+  /// Checks every entry of the offset table of a validated trailer, in order, and stores it.
+  static func readOffsets(
+    _ bytes: UnsafeRawBufferPointer, _ trailer: BinaryTrailer,
+    into offsets: UnsafeMutablePointer<Int>
+  ) throws {
+    let tableOffset = trailer.offsetTableOffset
     // Every object offset must point into the object area, after the header, before the table.
     var position = tableOffset
-    for _ in 0..<objectCount {
-      let offset = readSizedUInt(bytes, position, offsetIntSize)
+    for index in 0..<trailer.objectCount {
+      let offset = readSizedUInt(bytes, position, trailer.offsetIntSize)
       guard offset >= 8, offset < UInt64(tableOffset) else {
         throw PropertyListError(
           .malformed, "offset-table entry \(offset) is outside the object area 8..<\(tableOffset)",
           at: .offset(position))
       }
-      position &+= offsetIntSize
+      offsets[index] = Int(offset)
+      position &+= trailer.offsetIntSize
     }
-    return BinaryTrailer(
-      offsetIntSize: offsetIntSize, objectRefSize: objectRefSize, objectCount: objectCount,
-      topObject: Int(topObject64), offsetTableOffset: tableOffset)
   }
 
   @inline(__always)

@@ -122,8 +122,23 @@ package final class BinaryPropertyListView {
   /// (`dictionariesArePlain`), or nil when the key is absent.
   package func value(_ dictionary: Int, forKey key: StaticString) -> Int? {
     let (count, start) = contents(dictionary)
-    for position in 0..<count where isString(reference(start, position), equalTo: key) {
-      return reference(start, count + position)
+    let length = key.utf8CodeUnitCount
+    // An ASCII string under 15 bytes is normally written with its length in its marker, so most
+    // keys are told apart by that one byte; any other spelling is compared as `isString` does.
+    let marker = length < 15 ? 0x50 | UInt8(length) : 0x5F
+    for position in 0..<count {
+      let keyObject = reference(start, position)
+      let offset = parser.offsets[keyObject]
+      let found: Bool
+      let keyMarker = bytes[offset]
+      if keyMarker == marker, length < 15 {
+        found = memcmp(bytes.baseAddress! + offset + 1, key.utf8Start, length) == 0
+      } else if keyMarker == 0x5F || keyMarker >> 4 == 0x6 {
+        found = isString(keyObject, equalTo: key)
+      } else {
+        found = false
+      }
+      if found { return reference(start, count + position) }
     }
     return nil
   }
@@ -196,6 +211,29 @@ package final class BinaryPropertyListView {
     let size = Int(bytes[offset] & 0x0F) + 1
     return BinaryBytes.readSizedUInt(bytes, offset + 1 + max(0, size - 8), min(size, 8))
   }
+
+  // MARK: Layout, for checking that a writer would reproduce these bytes
+
+  /// The input's bytes.
+  package var rawBytes: UnsafeRawBufferPointer { bytes }
+
+  /// The number of objects in the offset table (reachable or not).
+  package var objectCount: Int { parser.trailer.objectCount }
+
+  /// The trailer's top object index.
+  package var topObjectIndex: Int { parser.trailer.topObject }
+
+  /// Where the offset table starts: the end of the object area.
+  package var offsetTableOffset: Int { parser.trailer.offsetTableOffset }
+
+  /// The trailer's reference size, in bytes.
+  package var referenceSize: Int { parser.trailer.objectRefSize }
+
+  /// The trailer's offset size, in bytes.
+  package var offsetSize: Int { parser.trailer.offsetIntSize }
+
+  /// Where an object starts, from the offset table: any index below `objectCount`, read or not.
+  package func offset(_ object: Int) -> Int { parser.offsets[object] }
 
   /// A scalar object (anything but an array or a dictionary) as the reader returns it.
   package func scalar(_ object: Int) -> PropertyListValue? {

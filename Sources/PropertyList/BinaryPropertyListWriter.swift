@@ -148,6 +148,21 @@ func binaryByteCount(_ value: UInt64) -> Int {
   return 8
 }
 
+/// The bytes `BinaryPropertyListObjectTable.encoded()` writes for single objects, for checks that
+/// compare an input with what the writer would make of it.
+package enum BinaryObjectEncoding {
+  /// Appends a scalar's encoding (anything but an array or a dictionary).
+  package static func appendScalar(_ value: PropertyListValue, to out: inout [UInt8]) {
+    var emitter = Emitter(objects: [])
+    swap(&emitter.out, &out)
+    emitter.appendScalar(value)
+    swap(&emitter.out, &out)
+  }
+
+  /// The fewest of 1, 2, 4 or 8 bytes the writer uses for a count or offset.
+  package static func byteCount(_ value: UInt64) -> Int { binaryByteCount(value) }
+}
+
 struct Emitter {
   let objects: [BinaryPropertyListObjectTable.Object]
   let referenceSize: Int

@@ -622,52 +622,82 @@ struct Base64Decoder {
     // Up to three sextets carry over from the last chunk, and every four sextets make three bytes.
     let capacity = (chunk.count + 3) / 4 * 3 + 3
     return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { decoded in
-      var written = 0
-      defer { output.append(contentsOf: UnsafeBufferPointer(rebasing: decoded[..<written])) }
-      return Self.table.withUnsafeBufferPointer { table in
-        var accumulator = self.accumulator
-        var sextets = self.sextets
-        defer {
-          self.accumulator = accumulator
-          self.sextets = sextets
+      var state = (accumulator: accumulator, sextets: sextets, padding: padding)
+      let (written, failure) = Self.table.withUnsafeBufferPointer { table in
+        Self.decode(chunk, table: table, into: decoded.baseAddress!, state: &state)
+      }
+      (accumulator, sextets, padding) = state
+      output.append(contentsOf: UnsafeBufferPointer(start: decoded.baseAddress, count: written))
+      guard let failure else { return true }
+      problem = failure
+      return false
+    }
+  }
+
+  // The loop, apart from `self` and its closures so that its state stays in registers.
+  private static func decode(
+    _ chunk: UnsafeBufferPointer<UInt8>, table: UnsafeBufferPointer<UInt8>,
+    into decoded: UnsafeMutablePointer<UInt8>,
+    state: inout (accumulator: UInt32, sextets: Int, padding: Int)
+  ) -> (written: Int, failure: String?) {
+    var (accumulator, sextets, padding) = state
+    defer { state = (accumulator, sextets, padding) }
+    var written = 0
+    var index = 0
+    let count = chunk.count
+    while index < count {
+      // Four alphabet characters starting a group, before any padding (the body of every line):
+      // three bytes at once, exactly what the code below makes of them one by one.
+      if sextets == 0, padding == 0, index &+ 4 <= count {
+        let first = table[Int(chunk[index])]
+        let second = table[Int(chunk[index &+ 1])]
+        let third = table[Int(chunk[index &+ 2])]
+        let fourth = table[Int(chunk[index &+ 3])]
+        if first | second | third | fourth < 64 {
+          let group =
+            UInt32(first) << 18 | UInt32(second) << 12 | UInt32(third) << 6 | UInt32(fourth)
+          decoded[written] = UInt8(truncatingIfNeeded: group >> 16)
+          decoded[written &+ 1] = UInt8(truncatingIfNeeded: group >> 8)
+          decoded[written &+ 2] = UInt8(truncatingIfNeeded: group)
+          // Bounded by the chunk's length, which is in memory.
+          written &+= 3
+          index &+= 4
+          continue
         }
-        for byte in chunk {
-          let value = table[Int(byte)]
-          if value < 64 {
-            if padding > 0 {
-              problem = "characters after '=' padding"
-              return false
-            }
-            accumulator = accumulator << 6 | UInt32(value)
-            sextets += 1
-            if sextets == 4 {
-              decoded[written] = UInt8(truncatingIfNeeded: accumulator >> 16)
-              decoded[written + 1] = UInt8(truncatingIfNeeded: accumulator >> 8)
-              decoded[written + 2] = UInt8(truncatingIfNeeded: accumulator)
-              written += 3
-              sextets = 0
-              accumulator = 0
-            }
-          } else if value == Self.whitespace {
-            continue
-          } else if value == Self.pad {
-            // '=' may only complete a group that has at least two sextets.
-            guard sextets >= 2 || padding > 0, sextets + padding < 4 else {
-              problem = "misplaced '=' padding"
-              return false
-            }
-            padding += 1
-          } else {
-            problem =
-              byte < 0x80
-              ? "invalid character '\(Unicode.Scalar(byte))'"
-              : "invalid byte 0x\(String(byte, radix: 16, uppercase: true))"
-            return false
-          }
+      }
+      let byte = chunk[index]
+      index &+= 1
+      let value = table[Int(byte)]
+      if value < 64 {
+        if padding > 0 { return (written, "characters after '=' padding") }
+        accumulator = accumulator << 6 | UInt32(value)
+        sextets += 1
+        if sextets == 4 {
+          decoded[written] = UInt8(truncatingIfNeeded: accumulator >> 16)
+          decoded[written + 1] = UInt8(truncatingIfNeeded: accumulator >> 8)
+          decoded[written + 2] = UInt8(truncatingIfNeeded: accumulator)
+          written += 3
+          sextets = 0
+          accumulator = 0
         }
-        return true
+      } else if value == Self.whitespace {
+        continue
+      } else if value == Self.pad {
+        // '=' may only complete a group that has at least two sextets.
+        guard sextets >= 2 || padding > 0, sextets + padding < 4 else {
+          return (written, "misplaced '=' padding")
+        }
+        padding += 1
+      } else {
+        return (
+          written,
+          byte < 0x80
+            ? "invalid character '\(Unicode.Scalar(byte))'"
+            : "invalid byte 0x\(String(byte, radix: 16, uppercase: true))"
+        )
       }
     }
+    return (written, nil)
   }
 
   /// Flushes a final group of two or three sextets; returns false for a lone trailing sextet.

@@ -121,6 +121,22 @@ public struct XMLPropertyListWriter: Sendable {
   // refused: CoreFoundation writes them raw, giving a file that no conforming parser, ours included,
   // reads back.
   private func appendEscaped(_ string: String, to out: inout [UInt8]) throws {
+    // Most text needs no escaping and holds nothing suspicious: then it is its own bytes, appended
+    // at once rather than byte by byte.
+    var text = string
+    let plain = text.withUTF8 { utf8 in
+      let needsWork = utf8.contains { byte in
+        switch byte {
+        case UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"), 0x0D, 0xEF: true
+        case 0x09, 0x0A: false
+        case 0..<0x20: true
+        default: false
+        }
+      }
+      if !needsWork { out.append(contentsOf: utf8) }
+      return !needsWork
+    }
+    if plain { return }
     var suspicious = false
     for byte in string.utf8 {
       switch byte {
@@ -160,45 +176,87 @@ public struct XMLPropertyListWriter: Sendable {
   private func appendBase64(_ data: Data, indent: Int, to out: inout [UInt8]) {
     // CF clamps the indent to 8 for the base64 lines only; `</data>` keeps the real depth.
     let indent = min(indent, 8)
-    let lineLength = 76 - 8 * indent
-    var line = [UInt8]()
-    line.reserveCapacity(80)
-    var previous: UInt8 = 0
-    var index = 0
-    let table = Self.alphabet
-    for byte in data {
-      switch index % 3 {
-      case 0:
-        line.append(table[Int(byte >> 2)])
-      case 1:
-        line.append(table[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 4) & 0x3F)])
-      default:
-        line.append(table[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 6) & 0x3F)])
-        line.append(table[Int(byte & 0x3F)])
-      }
-      previous = byte
-      index += 1
-      if line.count >= lineLength {
-        appendIndent(indent, to: &out)
-        out.append(contentsOf: line)
-        out.append(0x0A)
-        line.removeAll(keepingCapacity: true)
+    // Each line is built in a small buffer and appended whole: appending character by character,
+    // or iterating `Data`, costs more than the encoding. A line holds the indent (at most 8), at
+    // most 77 characters (it is flushed as soon as it reaches 76 or fewer) and the newline.
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 96) { line in
+      Self.alphabet.withUnsafeBufferPointer { table in
+        data.withUnsafeBytes { bytes in
+          Self.appendBase64(
+            bytes, table: table, indent: indent, line: line.baseAddress!, to: &out)
+        }
       }
     }
-    switch index % 3 {
+  }
+
+  // The loop, apart from closures so that its state stays in registers.
+  private static func appendBase64(
+    _ bytes: UnsafeRawBufferPointer, table: UnsafeBufferPointer<UInt8>, indent: Int,
+    line: UnsafeMutablePointer<UInt8>, to out: inout [UInt8]
+  ) {
+    let lineLength = 76 - 8 * indent
+    for position in 0..<indent { line[position] = 0x09 }
+    var end = indent
+    var previous: UInt8 = 0
+    var phase = 0
+    var index = 0
+    let count = bytes.count
+    while index < count {
+      // Three bytes starting a group, when the line stays under its length after their four
+      // characters (so no flush falls inside the group): at once, exactly as below.
+      if phase == 0, index &+ 3 <= count, end &- indent &+ 4 < lineLength {
+        let group =
+          UInt32(bytes[index]) << 16 | UInt32(bytes[index &+ 1]) << 8 | UInt32(bytes[index &+ 2])
+        line[end] = table[Int(group >> 18)]
+        line[end &+ 1] = table[Int((group >> 12) & 0x3F)]
+        line[end &+ 2] = table[Int((group >> 6) & 0x3F)]
+        line[end &+ 3] = table[Int(group & 0x3F)]
+        // Both bounded: `end` by the line buffer, `index` by the data, which is in memory.
+        end &+= 4
+        previous = bytes[index &+ 2]
+        index &+= 3
+        continue
+      }
+      let byte = bytes[index]
+      index &+= 1
+      switch phase {
+      case 0:
+        line[end] = table[Int(byte >> 2)]
+        end += 1
+        phase = 1
+      case 1:
+        line[end] = table[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 4) & 0x3F)]
+        end += 1
+        phase = 2
+      default:
+        line[end] = table[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 6) & 0x3F)]
+        line[end + 1] = table[Int(byte & 0x3F)]
+        end += 2
+        phase = 0
+      }
+      previous = byte
+      if end - indent >= lineLength {
+        line[end] = 0x0A
+        out.append(contentsOf: UnsafeBufferPointer(start: line, count: end + 1))
+        end = indent
+      }
+    }
+    switch phase {
     case 1:
-      line.append(table[Int((previous << 4) & 0x30)])
-      line.append(contentsOf: "==".utf8)
+      line[end] = table[Int((previous << 4) & 0x30)]
+      line[end + 1] = UInt8(ascii: "=")
+      line[end + 2] = UInt8(ascii: "=")
+      end += 3
     case 2:
-      line.append(table[Int((previous << 2) & 0x3C)])
-      line.append(UInt8(ascii: "="))
+      line[end] = table[Int((previous << 2) & 0x3C)]
+      line[end + 1] = UInt8(ascii: "=")
+      end += 2
     default:
       break
     }
-    if !line.isEmpty {
-      appendIndent(indent, to: &out)
-      out.append(contentsOf: line)
-      out.append(0x0A)
+    if end > indent {
+      line[end] = 0x0A
+      out.append(contentsOf: UnsafeBufferPointer(start: line, count: end + 1))
     }
   }
 }

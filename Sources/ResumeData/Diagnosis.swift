@@ -43,12 +43,14 @@ extension ResumeData {
           "there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest",
           path: ResumeDataKey.originalRequest))
     }
-    let iOS10Unreadable = [
-      (ResumeDataKey.currentRequest, current), (ResumeDataKey.originalRequest, originalRequest),
-    ]
-    .filter { $0.1?.layout == .standard && $0.1?.rootKey == "NSKeyedArchiveRootObjectKey" }
-    .map(\.0)
-    if let first = iOS10Unreadable.first, generation != .networkFramework {
+    func iOS10Unreadable(_ request: URLRequestArchive?) -> Bool {
+      request?.layout == .standard && request?.rootKey == "NSKeyedArchiveRootObjectKey"
+    }
+    let firstIOS10Unreadable =
+      iOS10Unreadable(current)
+      ? ResumeDataKey.currentRequest
+      : iOS10Unreadable(originalRequest) ? ResumeDataKey.originalRequest : nil
+    if let first = firstIOS10Unreadable, generation != .networkFramework {
       found.append(
         Finding(
           "ios10-request-layout", .info,

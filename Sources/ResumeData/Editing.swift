@@ -181,10 +181,12 @@ extension ResumeData {
     -> [Finding]
   {
     var findings = [Finding]()
-    for key in Self.requestKeys {
+    for (index, key) in Self.requestKeys.enumerated() {
       guard let bytes = entries[key]?.dataValue else { continue }
       let rewritten = try ResumeDataError.wrapping(at: key) { () -> Data? in
-        let request = try URLRequestArchive(decoding: bytes)
+        // Decoded from these bytes when the blob was read or the key last set; decoded again only
+        // when that failed, for its error.
+        let request = try decodedRequest(index) ?? URLRequestArchive(decoding: bytes)
         guard request.layout != layout else { return nil }
         return try request.converted(to: layout).encoded()
       }

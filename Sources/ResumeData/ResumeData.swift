@@ -67,9 +67,17 @@ public struct ResumeData: Sendable, Hashable {
   var rootIsMutable = true
   // Set by every edit: an edited blob is written afresh rather than from `original`.
   var isEdited = false
-  // The current and original requests, decoded once (nil when absent or undecodable): diagnosis
-  // and display read them many times.
-  private var decodedRequests: [URLRequestArchive?] = [nil, nil]
+  // The current and original requests, decoded once (nil when absent or undecodable): diagnosis,
+  // display and repair read them many times. Kept in step with `entries` by `refreshRequests`.
+  // Two fields, not an array: an array of optionals is copied and destroyed through generic
+  // witnesses, which cost more than the rest of a diagnosis.
+  private var decodedCurrentRequest: URLRequestArchive?
+  private var decodedOriginalRequest: URLRequestArchive?
+
+  /// The current (0) or original (1) request as last decoded from `entries`.
+  func decodedRequest(_ index: Int) -> URLRequestArchive? {
+    index == 0 ? decodedCurrentRequest : decodedOriginalRequest
+  }
 
   /// The Network.framework blob inside WebKit's wrapper, decoded.
   public var nested: ResumeData? { nestedStorage.first }
@@ -127,7 +135,8 @@ public struct ResumeData: Sendable, Hashable {
       return nil
     }
     original = data
-    archiveStorage = LazyKeyedArchive(bytes: data, recipe: .propertyList(limits.propertyList))
+    archiveStorage = LazyKeyedArchive(
+      bytes: data, recipe: .propertyList(limits.propertyList), view: view.plist)
     entries = split.plain
     archivedEntries = split.archived
     rootKeyOrder = split.order
@@ -391,21 +400,21 @@ public struct ResumeData: Sendable, Hashable {
   /// The current request, decoded (from its archive, from the Network.framework object, or from
   /// the blob WebKit's wrapper holds).
   public var currentRequest: URLRequestArchive? {
-    decodedRequests[0] ?? nested?.currentRequest
+    decodedCurrentRequest ?? nested?.currentRequest
   }
   /// The original request, decoded.
   public var originalRequest: URLRequestArchive? {
-    decodedRequests[1] ?? nested?.originalRequest
+    decodedOriginalRequest ?? nested?.originalRequest
   }
 
   /// Decodes the requests again after an edit.
   ///
   /// - Parameter eagerly: decode the request archives in full rather than read them in place.
   mutating func refreshRequests(eagerly: Bool = false) {
-    decodedRequests = [
-      request(ResumeDataKey.currentRequest, field: "currentRequest", eagerly: eagerly),
-      request(ResumeDataKey.originalRequest, field: "originalRequest", eagerly: eagerly),
-    ]
+    decodedCurrentRequest = request(
+      ResumeDataKey.currentRequest, field: "currentRequest", eagerly: eagerly)
+    decodedOriginalRequest = request(
+      ResumeDataKey.originalRequest, field: "originalRequest", eagerly: eagerly)
   }
 
   private func request(_ key: String, field: String, eagerly: Bool) -> URLRequestArchive? {
@@ -438,8 +447,14 @@ public struct ResumeData: Sendable, Hashable {
 
   /// Keys of the resume dictionary this library gives no meaning to, in stored order.
   public var unknownKeys: [String] {
-    var keys = entries.keys.filter { !ResumeDataKey.known.contains($0) }
-    keys += archivedEntries.keys.filter { !ResumeDataKey.known.contains($0) }.sorted()
+    // One pass, building nothing for the usual blob, which has none.
+    var keys = [String]()
+    for entry in entries.entries where !ResumeDataKey.known.contains(entry.key) {
+      keys.append(entry.key)
+    }
+    if !archivedEntries.isEmpty {
+      keys += archivedEntries.keys.filter { !ResumeDataKey.known.contains($0) }.sorted()
+    }
     if generation == .networkFrameworkWebKit { keys.removeAll { $0 == "data" } }
     return keys
   }
@@ -461,7 +476,8 @@ public struct ResumeData: Sendable, Hashable {
           return table.encoded()
         }
         return try PropertyListValue.dictionary(entries).encoded(as: .binary)
-      case .keyedArchive, .keyedArchiveXML: return try archive?.encoded() ?? original
+      // A blob read in place is not decoded when its bytes are already its encoding.
+      case .keyedArchive, .keyedArchiveXML: return try archiveStorage?.encoded() ?? original
       case .nwArchive:
         return NetworkFrameworkMask.toggled(try archive?.encoded(as: .binary) ?? original)
       }

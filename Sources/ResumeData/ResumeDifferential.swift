@@ -11,10 +11,23 @@ public enum ResumeDifferential {
   public static func difference(_ data: Data, limits: KeyedArchiveLimits = .default) -> String? {
     let fast = Result { try ResumeData(decoding: data, limits: limits) }
     let eager = Result { try ResumeData(decodingEagerly: data, limits: limits) }
-    return RequestDifferential.compare(
+    if let difference = RequestDifferential.compare(
       fast, eager, sameError: { $0 as? ResumeDataError == $1 as? ResumeDataError },
       inPlace: \.isReadInPlace, typedDifference: typedDifference,
       same: { $0 == $1 && $0.archive == $1.archive }, encoded: { try $0.encoded() })
+    {
+      return difference
+    }
+    // `compare` decodes the fast blob's archive before encoding it; a blob read in place and
+    // encoded first is not decoded when its bytes are already its encoding. Compare that way too.
+    guard case .success(let eagerBlob) = eager,
+      let untouched = try? ResumeData(decoding: data, limits: limits)
+    else { return nil }
+    let inPlace = untouched.isReadInPlace
+    if (try? untouched.encoded()) != (try? eagerBlob.encoded()) {
+      return "encodings differ when encoded before the archive is decoded (in place: \(inPlace))"
+    }
+    return nil
   }
 
   /// The first typed field in which two blobs differ, or nil.

@@ -35,6 +35,32 @@ struct ResumeFastPathTests {
     #expect(!blob.isReadInPlace)
   }
 
+  @Test(
+    "An untouched blob read in place whose bytes are their own encoding is encoded undecoded",
+    arguments: ["resume/keyed-v4.archive", "resume/keyed-v5-response.archive"])
+  func encodedInPlace(_ file: String) throws {
+    let bytes = try fixture(file)
+    let blob = try ResumeData(decoding: bytes)
+    #expect(try blob.encoded() == bytes)
+    #expect(blob.isReadInPlace, "encoding needs no archive")
+    #expect(try blob.repaired(for: .ios13Later).blob?.encoded() == bytes)
+    #expect(try ResumeData(decodingEagerly: bytes).encoded() == bytes)
+  }
+
+  @Test("A blob read in place whose bytes are not their encoding is encoded as the eager path does")
+  func encodedAfresh() throws {
+    // The same archive with its trailer's unused bytes set: it reads the same, but the writer
+    // leaves them zero.
+    var bytes = try fixture("resume/keyed-v4.archive")
+    bytes[bytes.count - 30] = 1
+    let blob = try ResumeData(decoding: bytes)
+    #expect(blob.isReadInPlace)
+    let encoded = try blob.encoded()
+    #expect(encoded != bytes)
+    #expect(encoded == (try ResumeData(decodingEagerly: bytes).encoded()))
+    #expect(!blob.isReadInPlace)
+  }
+
   @Test("Every truncation of a keyed blob reads the same on both paths")
   func truncations() throws {
     let data = try fixture("resume/keyed-v4.archive")

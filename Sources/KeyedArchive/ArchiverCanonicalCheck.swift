@@ -1,0 +1,301 @@
+import Foundation
+import PropertyList
+
+extension ArchiverFlattener {
+  /// Whether encoding the archive read from `view` (`KeyedArchive(propertyList:)` of its plist,
+  /// then `encoded()`, with no class-name sharing read from the bytes) would give back exactly the
+  /// bytes the view was read from. Then those bytes are the encoding, and nothing need be decoded,
+  /// flattened or written.
+  ///
+  /// The check walks the plist in the order `State.flatten` does and, for every object it would
+  /// append, checks that the input holds that object at that index and position, in the writer's
+  /// encoding, and that every reference is the index the flattener would give. It answers false
+  /// for anything it does not follow exactly (non-ASCII constants, more than `maximumObjects`
+  /// objects): callers then encode as usual.
+  static func reproducesBytes(_ view: BinaryPropertyListView) -> Bool {
+    var check = CanonicalCheck(view)
+    return check.run()
+  }
+
+  /// Archives larger than this are encoded rather than checked: the check's lookups are linear.
+  static let maximumObjectsChecked = 512
+}
+
+/// The state of `ArchiverFlattener.reproducesBytes`: `State` with input indexes in place of built
+/// objects.
+private struct CanonicalCheck {
+  let plist: BinaryPropertyListView
+  let bytes: UnsafeRawBufferPointer
+  let referenceSize: Int
+  // The index the flattener gives its next object, and where the writer puts it.
+  var next = 0
+  var position = 8
+  // Deduplicated constants and scalars, as input object indexes (each its own first occurrence).
+  var keyConstants: [Int] = []
+  var valueConstants: [Int] = []
+  var numbers: [(bits: UInt64, kind: UInt8, index: Int)] = []
+  var dates: [(bits: UInt64, index: Int)] = []
+  var uids: [(uid: UInt64, index: Int)] = []
+  var firstTrue: Int?
+  var firstFalse: Int?
+  // A reusable buffer for expected encodings.
+  var expected: [UInt8] = []
+
+  init(_ plist: BinaryPropertyListView) {
+    self.plist = plist
+    bytes = plist.rawBytes
+    referenceSize = BinaryObjectEncoding.byteCount(UInt64(plist.objectCount))
+    // Room for a resume blob's constants and UIDs without regrowing (capped by `run`'s limit).
+    let room = min(plist.objectCount, 32)
+    keyConstants.reserveCapacity(room)
+    valueConstants.reserveCapacity(room)
+    uids.reserveCapacity(room)
+    numbers.reserveCapacity(8)
+  }
+
+  mutating func run() -> Bool {
+    guard plist.objectCount <= ArchiverFlattener.maximumObjectsChecked,
+      bytes.starts(with: "bplist00".utf8), plist.topObjectIndex == 0,
+      plist.referenceSize == referenceSize,
+      plist.offsetSize == BinaryObjectEncoding.byteCount(UInt64(plist.offsetTableOffset)),
+      // The writer's trailer starts with six zero bytes (unused and sort version).
+      bytes[(bytes.count - 32)..<(bytes.count - 26)].allSatisfy({ $0 == 0 }),
+      walk(plist.topObject, isObjectsEntry: false, isObjectsArray: false)
+    else { return false }
+    // Every object appended, in the order of the offset table, up to it.
+    return next == plist.objectCount && position == plist.offsetTableOffset
+  }
+
+  // MARK: Appending
+
+  /// Claims the next index for an object the input holds there: `reference` must be it, and its
+  /// bytes must start where the previous object's ended.
+  private mutating func claim(_ reference: Int) -> Bool {
+    guard reference == next, next < plist.objectCount, plist.offset(next) == position else {
+      return false
+    }
+    return true
+  }
+
+  /// Whether the input holds `expected` at `position`; moves past it to the next object.
+  private mutating func matchExpected() -> Bool {
+    let count = expected.count
+    guard position <= plist.offsetTableOffset - count,
+      expected.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress! + position, count) })
+        == 0
+    else { return false }
+    position += count
+    next += 1
+    return true
+  }
+
+  /// Appends a scalar read from the input object `reference`, which must be the next index.
+  private mutating func appendScalar(_ reference: Int) -> Bool {
+    guard claim(reference) else { return false }
+    return appendEncoding(of: reference)
+  }
+
+  /// Appends the writer's encoding of the scalar object `object` at the next index, wherever the
+  /// references point (booleans and UIDs are written once per occurrence).
+  private mutating func appendEncoding(of object: Int) -> Bool {
+    guard next < plist.objectCount, plist.offset(next) == position else { return false }
+    // The frequent kinds are compared in place, byte for byte as `Emitter.appendScalar` writes
+    // them; the rest go through the writer itself.
+    let length: Int?
+    switch plist.kind(object) {
+    case .uid:
+      let uid = plist.uid(object)
+      let size = uid <= 0xFF ? 1 : uid <= 0xFFFF ? 2 : uid <= 0xFFFF_FFFF ? 4 : 8
+      length = holds(0x80 | UInt8(size - 1), uid, size: size, at: position) ? 1 + size : nil
+    case .boolean:
+      length = holds(plist.boolean(object) ? 0x09 : 0x08, 0, size: 0, at: position) ? 1 : nil
+    case .integer:
+      let integer = plist.integer(object)
+      if integer.needsUnsignedStorage {
+        length =
+          holds(0x14, 0, size: 8, at: position)
+            && holds(0, integer.bitPattern, size: 8, at: position + 8) ? 17 : nil
+      } else {
+        length = integerLength(integer.bitPattern, at: position)
+      }
+    case .string where plist.asciiBytes(object) != nil:
+      // ASCII text is written as it is: only the marker and count can differ, when the object
+      // is the one the input holds here.
+      let count = plist.count(object)
+      length =
+        object == next ? markerLength(0x50, count: count, at: position).map { $0 + count } : nil
+    case .data:
+      let count = plist.count(object)
+      length =
+        object == next ? markerLength(0x40, count: count, at: position).map { $0 + count } : nil
+    default:
+      guard let value = plist.scalar(object) else { return false }
+      expected.removeAll(keepingCapacity: true)
+      BinaryObjectEncoding.appendScalar(value, to: &expected)
+      return matchExpected()
+    }
+    guard let length, position <= plist.offsetTableOffset - length else { return false }
+    position += length
+    next += 1
+    return true
+  }
+
+  /// Whether the input holds, at `offset`, the byte `marker` followed by `value` in `size`
+  /// big-endian bytes (`Emitter.appendSized`), inside the object area.
+  private func holds(_ marker: UInt8, _ value: UInt64, size: Int, at offset: Int) -> Bool {
+    guard offset >= 0, offset < plist.offsetTableOffset - size, bytes[offset] == marker else {
+      return false
+    }
+    var shift = (size - 1) * 8
+    for index in (offset + 1)..<(offset + 1 + size) {
+      guard bytes[index] == UInt8(truncatingIfNeeded: value >> UInt64(shift)) else { return false }
+      shift -= 8
+    }
+    return true
+  }
+
+  /// The length of `Emitter.appendInteger(bits)` when the input holds it at `offset`.
+  private func integerLength(_ bits: UInt64, at offset: Int) -> Int? {
+    let size = BinaryObjectEncoding.byteCount(bits)
+    return holds(0x10 | UInt8(size.trailingZeroBitCount), bits, size: size, at: offset)
+      ? 1 + size : nil
+  }
+
+  /// The length of `Emitter.appendMarker(marker, count:)` when the input holds it at `offset`.
+  private func markerLength(_ marker: UInt8, count: Int, at offset: Int) -> Int? {
+    if count < 15 { return holds(marker | UInt8(count), 0, size: 0, at: offset) ? 1 : nil }
+    guard holds(marker | 0x0F, 0, size: 0, at: offset),
+      let integer = integerLength(UInt64(count), at: offset + 1)
+    else { return nil }
+    return 1 + integer
+  }
+
+  /// Appends a container's marker and count; its references are checked as its children are.
+  private mutating func appendContainer(_ reference: Int, marker: UInt8, references: Int) -> Bool {
+    guard claim(reference),
+      let header = markerLength(marker, count: plist.count(reference), at: position)
+    else { return false }
+    let (size, overflow) = references.multipliedReportingOverflow(by: referenceSize)
+    guard !overflow, position <= plist.offsetTableOffset - header - size else { return false }
+    position += header + size
+    next += 1
+    return true
+  }
+
+  // MARK: The flattener's walk
+
+  /// `State.flatten` of the object `reference` names: whether it gives that index.
+  private mutating func walk(_ reference: Int, isObjectsEntry: Bool, isObjectsArray: Bool) -> Bool {
+    switch plist.kind(reference) {
+    case .string:
+      if isObjectsEntry { return appendScalar(reference) }
+      return constant(reference, isKey: false)
+    case .integer:
+      let integer = plist.integer(reference)
+      return number(
+        reference, bits: integer.bitPattern, kind: integer.needsUnsignedStorage ? 1 : 0)
+    case .real:
+      let value = plist.real(reference).value
+      return number(
+        reference, bits: value.isNaN ? Double.nan.bitPattern : value == 0 ? 0 : value.bitPattern,
+        kind: 2)
+    case .date:
+      guard case .date(let date)? = plist.scalar(reference) else { return false }
+      let bits = date.timeIntervalSinceReferenceDate.bitPattern
+      if let first = dates.first(where: { $0.bits == bits }) { return first.index == reference }
+      dates.append((bits, next))
+      return appendScalar(reference)
+    case .data:
+      return appendScalar(reference)
+    case .boolean:
+      // Every occurrence is written; references resolve to the first.
+      let flag = plist.boolean(reference)
+      let first = (flag ? firstTrue : firstFalse) ?? next
+      if flag { firstTrue = first } else { firstFalse = first }
+      return first == reference && appendEncoding(of: reference)
+    case .uid:
+      let uid = plist.uid(reference)
+      let first = uids.first(where: { $0.uid == uid })?.index ?? next
+      if first == next { uids.append((uid, next)) }
+      return first == reference && appendEncoding(of: reference)
+    case .array:
+      let count = plist.count(reference)
+      guard appendContainer(reference, marker: 0xA0, references: count) else { return false }
+      for position in 0..<count
+      where !walk(
+        plist.element(reference, position), isObjectsEntry: isObjectsArray,
+        isObjectsArray: false)
+      {
+        return false
+      }
+      return true
+    case .dictionary:
+      return dictionary(reference, isObjectsEntry: isObjectsEntry)
+    }
+  }
+
+  private mutating func dictionary(_ reference: Int, isObjectsEntry: Bool) -> Bool {
+    let count = plist.count(reference)
+    let (references, overflow) = count.multipliedReportingOverflow(by: 2)
+    guard !overflow, appendContainer(reference, marker: 0xD0, references: references) else {
+      return false
+    }
+    let isTopLevel = reference == 0
+    for position in 0..<count where !constant(plist.key(reference, position), isKey: true) {
+      return false
+    }
+    var unsharedClassName: Int?
+    if isObjectsEntry, let name = plist.value(reference, forKey: "$classname"),
+      plist.isKind(name, .string), plist.value(reference, forKey: "$classes") != nil,
+      !ArchiverFlattener.sharedClassNames.contains(plist.string(name))
+    {
+      unsharedClassName = name
+    }
+    for position in 0..<count {
+      let key = plist.key(reference, position)
+      let value = plist.value(reference, position)
+      if let name = unsharedClassName, plist.isString(key, equalTo: "$classname") {
+        // A class name of its own, not the constant.
+        guard value == name, appendScalar(value) else { return false }
+        continue
+      }
+      guard
+        walk(
+          value, isObjectsEntry: false,
+          isObjectsArray: isTopLevel && plist.isString(key, equalTo: "$objects"))
+      else { return false }
+    }
+    return true
+  }
+
+  /// `State.constant`: strings shared by their text, keys apart from values. Only ASCII text is
+  /// followed (Swift's string equality, which the flattener's lookup uses, is then byte equality).
+  private mutating func constant(_ reference: Int, isKey: Bool) -> Bool {
+    guard let text = plist.asciiBytes(reference) else { return false }
+    // Not through a local copy of the list: appending while a copy is alive would copy it.
+    if let first = firstConstant(equalTo: text, in: isKey ? keyConstants : valueConstants) {
+      return first == reference
+    }
+    if isKey { keyConstants.append(reference) } else { valueConstants.append(reference) }
+    return appendScalar(reference)
+  }
+
+  private func firstConstant(equalTo text: UnsafeRawBufferPointer, in known: [Int]) -> Int? {
+    for first in known {
+      guard let other = plist.asciiBytes(first), other.count == text.count,
+        memcmp(other.baseAddress!, text.baseAddress!, text.count) == 0
+      else { continue }
+      return first
+    }
+    return nil
+  }
+
+  /// `State.number`: integers and reals shared by value and kind.
+  private mutating func number(_ reference: Int, bits: UInt64, kind: UInt8) -> Bool {
+    if let first = numbers.first(where: { $0.bits == bits && $0.kind == kind }) {
+      return first.index == reference
+    }
+    numbers.append((bits, kind, next))
+    return appendScalar(reference)
+  }
+}
