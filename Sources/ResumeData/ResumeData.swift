@@ -461,7 +461,10 @@ public struct ResumeData: Sendable, Hashable {
 
   // MARK: Encoding
 
-  /// The blob in its own generation and container: for an untouched blob, the bytes it was read from.
+  /// The blob in its own generation and container, written as CoreFoundation and NSKeyedArchiver
+  /// write it: an untouched blob in that canonical form (every fixture, and everything this
+  /// toolkit writes) comes back as the bytes it was read from; one written by another writer comes
+  /// back as the same values in canonical form.
   ///
   /// - Throws: `ResumeDataError` if a value cannot be written.
   public func encoded() throws -> Data {

@@ -208,6 +208,7 @@ struct BatchRunner: Sendable {
     // While one window is processed, the next is read and the one before written: reading and
     // writing take no thread away from the records.
     var inFlight: WindowInFlight?
+    var output: [UInt8] = []
     while true {
       var window: [LineReader.Line] = []
       var bytes = 0
@@ -223,10 +224,10 @@ struct BatchRunner: Sendable {
       }
       let previous = inFlight?.results()
       inFlight = window.isEmpty ? nil : start(window, firstLine: lineNumber + 1, input: input)
-      if let previous { allOk = write(previous) && allOk }
+      if let previous { allOk = write(previous, into: &output) && allOk }
       lineNumber += window.count
       if let readError {
-        if let last = inFlight?.results() { _ = write(last) }
+        if let last = inFlight?.results() { _ = write(last, into: &output) }
         throw CommandError(
           .unreadableInput, "cannot read: \(readError.localizedDescription)", file: input)
       }
@@ -260,16 +261,16 @@ struct BatchRunner: Sendable {
   }
 
   /// Writes a window's results in order; whether every record was ok.
-  private func write(_ results: [BatchProcessor.Result]) -> Bool {
-    var text = ""
-    text.reserveCapacity(results.reduce(0) { $0 + $1.json.utf8.count + 1 })
+  private func write(_ results: [BatchProcessor.Result], into buffer: inout [UInt8]) -> Bool {
+    // One buffer for every window: its memory is reused, not asked of the system each time.
+    buffer.removeAll(keepingCapacity: true)
     var allOk = true
     for result in results {
-      text += result.json
-      text += "\n"
+      buffer.append(contentsOf: result.json.utf8)
+      buffer.append(UInt8(ascii: "\n"))
       allOk = allOk && result.ok
     }
-    streams.writeStandardOutput(Data(text.utf8))
+    streams.writeStandardOutput(Data(buffer))
     return allOk
   }
 

@@ -47,7 +47,7 @@ struct BatchProcessor: Sendable {
     let file: String
     switch record.source {
     case .base64(let text):
-      guard let decoded = Data(base64Encoded: Data(text)) else {
+      guard let decoded = Data(base64Encoded: text) else {
         return result.failed("invalid-record", "\"blob\" is not valid base64")
       }
       blob = decoded

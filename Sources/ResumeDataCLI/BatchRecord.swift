@@ -10,7 +10,7 @@ struct BatchRecord {
   /// Where the blob of a record comes from.
   enum Source {
     /// The blob's bytes, still base64 (the string with its JSON escapes undone).
-    case base64([UInt8])
+    case base64(Data)
     /// A file holding the blob.
     case path(String)
   }
@@ -64,10 +64,10 @@ struct BatchRecord {
             guard scanner.peek == UInt8(ascii: "\"") else {
               throw scanner.failure("\"\(String(decoding: key, as: UTF8.self))\" must be a string")
             }
-            let value = try scanner.string()
             if key.count == 4, key[0] == UInt8(ascii: "b") {
-              source = .base64(value)
+              source = .base64(scanner.data(of: try scanner.scanString()))
             } else {
+              let value = try scanner.string()
               guard let path = String(validating: value, as: UTF8.self), !path.isEmpty,
                 !path.utf8.contains(0)
               else {
@@ -170,7 +170,7 @@ private struct JSONScanner {
     guard let byte = peek else { throw failure("expected a value") }
     switch byte {
     case UInt8(ascii: "\""):
-      _ = try string()
+      _ = try scanString()
     case UInt8(ascii: "{"), UInt8(ascii: "["):
       let isObject = byte == UInt8(ascii: "{")
       let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
@@ -183,7 +183,7 @@ private struct JSONScanner {
           guard peek == UInt8(ascii: "\"") else {
             throw failure("expected a member name in double quotes")
           }
-          _ = try string()
+          _ = try scanString()
           skipWhitespace()
           try expect(UInt8(ascii: ":"), "expected ':' after a member name")
           skipWhitespace()
@@ -234,11 +234,36 @@ private struct JSONScanner {
   /// Reads a string at the cursor (which is at its opening quote): its bytes with the escapes
   /// undone. The text must be UTF-8 (a blob's base64 is ASCII, a path is checked by its reader).
   mutating func string() throws(Failure) -> [UInt8] {
+    switch try scanString() {
+    case .plain(let range): Array(bytes[range])
+    case .unescaped(let unescaped): unescaped
+    }
+  }
+
+  /// A string read by `scanString`.
+  enum ScannedString {
+    /// Where its text is in the line: it has no escapes.
+    case plain(Range<Int>)
+    /// Its bytes with the escapes undone.
+    case unescaped([UInt8])
+  }
+
+  /// Reads a string at the cursor (which is at its opening quote) without copying it when it has
+  /// no escapes (a base64 blob): its place in the line, else its bytes with the escapes undone.
+  /// The text must be UTF-8.
+  mutating func scanString() throws(Failure) -> ScannedString {
     let opening = position
     position += 1
-    // Most strings (a base64 blob) have no escapes: found in one pass and copied whole.
     let start = position
     skipPlainStringBytes()
+    if peek == UInt8(ascii: "\"") {
+      let range = start..<position
+      position += 1
+      let text = UnsafeBufferPointer(rebasing: bytes[range])
+      guard !text.contains(where: { $0 >= 0x80 }) || String(validating: text, as: UTF8.self) != nil
+      else { throw failure("a string is not valid UTF-8", at: opening) }
+      return .plain(range)
+    }
     var out = Array(bytes[start..<position])
     while true {
       guard let byte = peek else { throw failure("unterminated string", at: opening) }
@@ -249,7 +274,7 @@ private struct JSONScanner {
         else {
           throw failure("a string is not valid UTF-8", at: opening)
         }
-        return out
+        return .unescaped(out)
       case UInt8(ascii: "\\"):
         try escape(into: &out)
       case 0..<0x20:
@@ -257,6 +282,14 @@ private struct JSONScanner {
       default:
         out.append(byte)
       }
+    }
+  }
+
+  /// The bytes of a string read by `scanString`, as `Data`.
+  func data(of string: ScannedString) -> Data {
+    switch string {
+    case .plain(let range): Data(UnsafeBufferPointer(rebasing: bytes[range]))
+    case .unescaped(let unescaped): Data(unescaped)
     }
   }
 
