@@ -267,6 +267,8 @@ struct BatchRunner: Sendable {
     var allOk = true
     for result in results {
       buffer.append(contentsOf: result.json.utf8)
+      if let blob = result.blob { buffer.append(contentsOf: blob) }
+      buffer.append(contentsOf: result.tail.utf8)
       buffer.append(UInt8(ascii: "\n"))
       allOk = allOk && result.ok
     }

@@ -7,8 +7,13 @@ import ResumeData
 struct BatchProcessor: Sendable {
   /// One line's result.
   struct Result: Sendable {
-    /// The result as one line of JSON, without its line break.
+    /// The result as one line of JSON, without its line break: `json`, then `blob` (base64
+    /// bytes, when the result carries a blob), then `tail`.
     var json: String
+    /// The new blob's base64, when the result carries one.
+    var blob: Data? = nil
+    /// What follows `blob`.
+    var tail = ""
     /// Whether the record was ok (counts toward the exit status).
     var ok: Bool
   }
@@ -130,8 +135,13 @@ struct BatchProcessor: Sendable {
         output.add("written", CompactJSON.string(path))
       }
     } else {
-      output.add("blob", "\"" + bytes.base64EncodedString() + "\"")
-      output.add("written", "null")
+      // The base64 goes into the output as bytes, between the text before and after it: made into
+      // a String and copied into the line, it would cost more than the whole repair.
+      output.add("blob", "\"")
+      result.output = output.openText
+      result.outputBlob = bytes.base64EncodedData()
+      result.outputTail = "\",\"written\":null}"
+      return result.succeeded()
     }
     result.output = output.rendered
     return result.succeeded()
@@ -147,8 +157,12 @@ private struct BatchResultObject {
   var container: String?
   var resumable: Bool?
   var findings: [Finding] = []
-  /// The `output` object, already rendered.
+  /// The `output` object, already rendered; or, with `outputBlob`, its text up to the blob.
   var output: String?
+  /// The new blob's base64, which goes between `output` and `outputTail`.
+  var outputBlob: Data?
+  /// The `output` object's text after `outputBlob`.
+  var outputTail = ""
 
   init(input: String, line: Int) {
     self.input = input
@@ -160,9 +174,7 @@ private struct BatchResultObject {
     container = resume.container.rawValue
   }
 
-  func succeeded() -> BatchProcessor.Result {
-    BatchProcessor.Result(json: rendered(error: nil), ok: true)
-  }
+  func succeeded() -> BatchProcessor.Result { rendered(error: nil) }
 
   /// A failed record: `kind` names the failure, `location` (a column, an offset, a line or a key
   /// path) and `file` (a "path" record's file) say where when known.
@@ -174,7 +186,7 @@ private struct BatchResultObject {
     error.add("file", string: file)
     error.add("location", string: location)
     error.add("message", string: message)
-    return BatchProcessor.Result(json: rendered(error: error.rendered), ok: false)
+    return rendered(error: error.rendered)
   }
 
   /// A failed record from a command error: malformed input, unreadable file or failed operation.
@@ -196,7 +208,7 @@ private struct BatchResultObject {
     return failed(kind, error.message, location: location, file: file)
   }
 
-  private func rendered(error: String?) -> String {
+  private func rendered(error: String?) -> BatchProcessor.Result {
     var object = CompactJSON.Object()
     object.add("schemaVersion", "1")
     object.add("input", string: input)
@@ -208,9 +220,15 @@ private struct BatchResultObject {
     object.add("resumable", resumable.map { $0 ? "true" : "false" } ?? "null")
     object.add("findings", CompactJSON.findings(findings))
     object.add("output", output ?? "null")
-    object.add("error", error ?? "null")
-    return object.rendered
+    guard let outputBlob else {
+      object.add("error", error ?? "null")
+      return BatchProcessor.Result(json: object.rendered, ok: error == nil)
+    }
+    return BatchProcessor.Result(
+      json: object.openText, blob: outputBlob,
+      tail: outputTail + ",\"error\":" + (error ?? "null") + "}", ok: error == nil)
   }
+
 }
 
 /// JSON on one line, as NDJSON needs it.
@@ -234,6 +252,9 @@ enum CompactJSON {
 
     /// The object's text.
     var rendered: String { text + "}" }
+
+    /// The object's text so far, without its closing brace: for a caller that adds the rest.
+    var openText: String { text }
   }
 
   /// A quoted, escaped string, or `null`.
