@@ -175,7 +175,8 @@ struct BatchSettings: Sendable {
 }
 
 /// Reads one NDJSON input in windows of lines, processes each window on `jobs` threads and
-/// writes its results in input order: at most one window of lines and results is held at once.
+/// writes its results in input order: at most three windows are held at once (one being read, one
+/// processed, one written), each at most `windowLines` lines and `windowBytes` bytes of them.
 struct BatchRunner: Sendable {
   let settings: BatchSettings
   let jobs: Int
