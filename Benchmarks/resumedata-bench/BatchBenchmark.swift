@@ -211,22 +211,9 @@ enum BatchBenchmark {
     guard let record = try JSONSerialization.jsonObject(with: line) as? [String: Any],
       let text = record["blob"] as? String, let blob = Data(base64Encoded: text)
     else { throw Unreadable() }
-    let dictionary: NSDictionary?
-    if keyed {
-      let classes: [AnyClass] = [
-        NSMutableDictionary.self, NSDictionary.self, NSString.self, NSNumber.self, NSData.self,
-      ]
-      let unarchiver = try NSKeyedUnarchiver(forReadingFrom: blob)
-      unarchiver.decodingFailurePolicy = .setErrorAndReturn
-      dictionary =
-        unarchiver.decodeObject(of: classes, forKey: "NSKeyedArchiveRootObjectKey")
-        as? NSDictionary
-      unarchiver.finishDecoding()
-    } else {
-      dictionary =
-        try PropertyListSerialization.propertyList(from: blob, format: nil) as? NSDictionary
-    }
-    guard let dictionary else { throw Unreadable() }
+    var format = PropertyListSerialization.PropertyListFormat.xml
+    guard let dictionary = try foundationResumeDictionary(blob, keyed: keyed, format: &format)
+    else { throw Unreadable() }
     for key in [ResumeDataKey.currentRequest, ResumeDataKey.originalRequest] {
       guard let data = dictionary[key] as? Data else { throw Unreadable() }
       blackHole(try PropertyListSerialization.propertyList(from: data, format: nil))

@@ -182,23 +182,10 @@ enum ResumeBenchmark {
       return try repaired.encoded()
     }
     func theirs() throws -> Int {
-      let root: NSDictionary?
       var format = PropertyListSerialization.PropertyListFormat.xml
-      if keyed {
-        let classes: [AnyClass] = [
-          NSMutableDictionary.self, NSDictionary.self, NSString.self, NSNumber.self, NSData.self,
-        ]
-        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: blob)
-        unarchiver.decodingFailurePolicy = .setErrorAndReturn
-        root =
-          unarchiver.decodeObject(of: classes, forKey: "NSKeyedArchiveRootObjectKey")
-          as? NSDictionary
-        unarchiver.finishDecoding()
-      } else {
-        root =
-          try PropertyListSerialization.propertyList(from: blob, format: &format) as? NSDictionary
+      guard let root = try foundationResumeDictionary(blob, keyed: keyed, format: &format) else {
+        throw Refused()
       }
-      guard let root else { throw Refused() }
       for key in [ResumeDataKey.currentRequest, ResumeDataKey.originalRequest] {
         guard let data = root[key] as? Data else { continue }
         let plist = try PropertyListSerialization.propertyList(from: data, format: nil)
@@ -224,4 +211,23 @@ enum ResumeBenchmark {
       label, "repair+encode", rate: .perSecond, options: options, layer: "resume",
       ours: { blackHole(try ours()) }, foundation: { blackHole(try theirs()) })
   }
+}
+
+/// The resume dictionary of a blob read with Foundation: unarchived with NSKeyedUnarchiver when
+/// `keyed` (CFNetwork's top key spelled out: Linux Foundation's NSKeyedArchiveRootObjectKey is
+/// "root"), else read with PropertyListSerialization, whose format is stored in `format`.
+func foundationResumeDictionary(
+  _ blob: Data, keyed: Bool, format: inout PropertyListSerialization.PropertyListFormat
+) throws -> NSDictionary? {
+  guard keyed else {
+    return try PropertyListSerialization.propertyList(from: blob, format: &format) as? NSDictionary
+  }
+  let classes: [AnyClass] = [
+    NSMutableDictionary.self, NSDictionary.self, NSString.self, NSNumber.self, NSData.self,
+  ]
+  let unarchiver = try NSKeyedUnarchiver(forReadingFrom: blob)
+  unarchiver.decodingFailurePolicy = .setErrorAndReturn
+  defer { unarchiver.finishDecoding() }
+  return unarchiver.decodeObject(of: classes, forKey: "NSKeyedArchiveRootObjectKey")
+    as? NSDictionary
 }
