@@ -95,9 +95,10 @@ enum BatchBenchmark {
         if jobs == 1 { oneJob = rate }
         print(
           String(
-            format: "batch %@ repair --jobs %d  %@ records/s  (%@ per core)  peak RSS %.1f MiB%@",
+            format:
+              "batch %@ repair --jobs %d  %@ records/s  (%@ per core)  CPU %.1f µs/record  peak RSS %.1f MiB%@",
             padded(blob.name, 9), jobs, grouped(rate), grouped(rate / Double(jobs)),
-            Double(usage.peakKiB) / 1024,
+            usage.cpu / Double(records) * 1e6, Double(usage.peakKiB) / 1024,
             jobs == 1 ? "" : String(format: "  scaling %.2fx", rate / oneJob)))
       }
       let baseline = foundationRate(
