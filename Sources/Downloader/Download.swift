@@ -266,7 +266,7 @@ public actor Download {
       // no watching (the delegate queue holds URLSession back).
       try? await Task.sleep(for: .milliseconds(100))
       if Task.isCancelled { return }
-      Allocator.releaseFreeMemory()
+      if configuration.releasesFreeMemory { Allocator.releaseFreeMemory() }
       let now = ContinuousClock.now
       if now - transfer.lastByte > configuration.stallTimeout {
         transfer.stop(
