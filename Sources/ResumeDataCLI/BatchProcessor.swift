@@ -59,14 +59,9 @@ struct BatchProcessor: Sendable {
       file = "blob"
     case .path(let path):
       // Only regular files: a FIFO or a device named by a record could block the stream forever.
-      var status = stat()
-      if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG,
-        status.st_mode & S_IFMT != S_IFDIR
-      {
-        return result.failed("unreadable", "not a regular file", file: path)
-      }
       do throws(CommandError) {
-        blob = try Files.read(path, limit: settings.maximumRecordBytes)
+        blob = try Files.read(
+          path, limit: settings.maximumRecordBytes, regularFileOnly: true)
       } catch {
         return result.failed("unreadable", error.message, file: path)
       }

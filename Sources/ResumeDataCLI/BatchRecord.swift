@@ -48,23 +48,24 @@ struct BatchRecord {
           guard scanner.peek == UInt8(ascii: "\"") else {
             throw scanner.failure("expected a member name in double quotes")
           }
-          let key = try scanner.string()
+          let key = try scanner.scanString()
           scanner.skipWhitespace()
           try scanner.expect(UInt8(ascii: ":"), "expected ':' after a member name")
           scanner.skipWhitespace()
           let valueStart = scanner.position
-          if key.elementsEqual("id".utf8) {
+          let isBlob = scanner.matches(key, "blob")
+          if scanner.matches(key, "id") {
             guard id == nil else { throw scanner.failure("duplicate \"id\"", at: keyStart) }
             try scanner.skipValue(depth: Self.maximumDepth)
             id = scanner.compactText(from: valueStart)
-          } else if key.elementsEqual("blob".utf8) || key.elementsEqual("path".utf8) {
+          } else if isBlob || scanner.matches(key, "path") {
             guard source == nil else {
               throw scanner.failure("a record has one \"blob\" or one \"path\"", at: keyStart)
             }
             guard scanner.peek == UInt8(ascii: "\"") else {
-              throw scanner.failure("\"\(String(decoding: key, as: UTF8.self))\" must be a string")
+              throw scanner.failure("\"\(isBlob ? "blob" : "path")\" must be a string")
             }
-            if key.count == 4, key[0] == UInt8(ascii: "b") {
+            if isBlob {
               source = .base64(scanner.data(of: try scanner.scanString()))
             } else {
               let value = try scanner.string()
@@ -282,6 +283,15 @@ private struct JSONScanner {
       default:
         out.append(byte)
       }
+    }
+  }
+
+  /// Whether a string read by `scanString` is `word` (compared in place, without a copy).
+  func matches(_ string: ScannedString, _ word: StaticString) -> Bool {
+    let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+    switch string {
+    case .plain(let range): return bytes[range].elementsEqual(expected)
+    case .unescaped(let unescaped): return unescaped.elementsEqual(expected)
     }
   }
 

@@ -19,14 +19,25 @@ enum Files {
     return try read(path, limit: maximumInputSize)
   }
 
-  /// Reads a named file of at most `limit` bytes.
-  static func read(_ path: String, limit: Int) throws(CommandError) -> Data {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-      throw CommandError(.unreadableInput, "no such file", file: path)
+  /// Reads a named file of at most `limit` bytes. With `regularFileOnly`, a FIFO or a device is
+  /// refused rather than read (it could block, or never end), as a stream of records needs; a
+  /// command's own argument may be one (`/dev/stdin`, a shell's `<(...)`).
+  static func read(_ path: String, limit: Int, regularFileOnly: Bool = false) throws(CommandError)
+    -> Data
+  {
+    var status = stat()
+    guard stat(path, &status) == 0 else {
+      throw CommandError(
+        .unreadableInput, errno == ENOENT ? "no such file" : String(cString: strerror(errno)),
+        file: path)
     }
-    guard !isDirectory.boolValue else {
+    switch status.st_mode & S_IFMT {
+    case S_IFDIR:
       throw CommandError(.unreadableInput, "is a directory", file: path)
+    case S_IFREG:
+      break
+    default:
+      if regularFileOnly { throw CommandError(.unreadableInput, "not a regular file", file: path) }
     }
     let handle: FileHandle
     do {
