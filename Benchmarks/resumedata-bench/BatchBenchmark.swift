@@ -131,27 +131,7 @@ enum BatchBenchmark {
 
   /// A v2 XML blob and a keyed v5 blob with the same fields, the keyed one last.
   static func makeBlobs() throws -> [(name: String, bytes: Data)] {
-    var random = SeededGenerator(seed: 0xBA7C)
-    func request() throws -> PropertyListValue {
-      let headers = ["Accept", "User-Agent", "Authorization", "Cookie", "X-Request-ID"].map {
-        URLRequestFields.Header($0, Inputs.word(&random, Int.random(in: 40...120, using: &random)))
-      }
-      return .data(
-        try URLRequestArchive(
-          URLRequestFields(
-            url: "https://downloads.example.com/releases/v5/installer.dmg?token="
-              + Inputs.word(&random, 40), headerFields: headers)
-        ).encoded())
-    }
-    let entries: PropertyListDictionary = [
-      ResumeDataKey.downloadURL: .string("https://downloads.example.com/releases/v5/installer.dmg"),
-      ResumeDataKey.bytesReceived: .integer(PropertyListInteger(73_400_320)),
-      ResumeDataKey.currentRequest: try request(),
-      ResumeDataKey.originalRequest: try request(),
-      ResumeDataKey.entityTag: .string("\"5534b35d-7c7be1\""),
-      ResumeDataKey.serverDownloadDate: .string("Mon, 20 Apr 2015 08:05:49 GMT"),
-      ResumeDataKey.tempFileName: .string("CFNetworkDownload_Ab12Cd.tmp"),
-    ]
+    let entries = try Inputs.resumeEntries(seed: 0xBA7C)
     return [
       ("v2-xml", try ResumeData(building: entries, as: .v2, format: .xml).encoded()),
       ("keyed-v5", try ResumeData(building: entries, as: .keyed, infoVersion: 5).encoded()),

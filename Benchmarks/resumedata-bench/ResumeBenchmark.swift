@@ -1,5 +1,4 @@
 import Foundation
-import KeyedArchive
 import PropertyList
 import ResumeData
 
@@ -64,49 +63,12 @@ enum ResumeBenchmark {
     case .success(let parsed): options = parsed
     case .failure(let status): return status.code
     }
-    var random = SeededGenerator(seed: 0x5E5)
-    func request() throws -> Data {
-      let headers = ["Accept", "User-Agent", "Authorization", "Cookie", "X-Request-ID"].map {
-        URLRequestFields.Header($0, Inputs.word(&random, Int.random(in: 40...120, using: &random)))
-      }
-      return try URLRequestArchive(
-        URLRequestFields(
-          url: "https://downloads.example.com/releases/v5/installer.dmg?token="
-            + Inputs.word(&random, 40), headerFields: headers)
-      ).encoded()
-    }
     let blob: Data
     let v2Blob: Data
     do {
-      let current = try request()
-      let original = try request()
-      let pairs: [(String, ArchivedValue)] = [
-        (
-          ResumeDataKey.downloadURL,
-          .string("https://downloads.example.com/releases/v5/installer.dmg")
-        ),
-        (ResumeDataKey.bytesReceived, .integer(PropertyListInteger(73_400_320))),
-        (ResumeDataKey.currentRequest, .data(current)),
-        (ResumeDataKey.originalRequest, .data(original)),
-        (ResumeDataKey.entityTag, .string("\"5534b35d-7c7be1\"")),
-        (ResumeDataKey.serverDownloadDate, .string("Mon, 20 Apr 2015 08:05:49 GMT")),
-        (ResumeDataKey.tempFileName, .string("CFNetworkDownload_Ab12Cd.tmp")),
-        (ResumeDataKey.infoVersion, .integer(PropertyListInteger(5))),
-      ]
-      blob = try KeyedArchive(
-        root: .dictionary(
-          pairs.map { ArchivedDictionaryEntry(.string($0.0), $0.1) }, mutable: true)
-      ).encoded()
+      let entries = try Inputs.resumeEntries(seed: 0x5E5)
+      blob = try ResumeData(building: entries, as: .keyed, infoVersion: 5).encoded()
       // The same values as an iOS 9–10 blob: a plain XML dictionary with info version 2.
-      var entries = PropertyListDictionary()
-      for (key, value) in pairs {
-        switch value {
-        case .string(let string, _): entries[key] = .string(string)
-        case .integer(let integer): entries[key] = .integer(integer)
-        case .data(let data, _): entries[key] = .data(data)
-        default: break
-        }
-      }
       v2Blob = try ResumeData(building: entries, as: .v2, format: .xml).encoded()
     } catch {
       printError("Error: could not build the blob: \(describe(error))")

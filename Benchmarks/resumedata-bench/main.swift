@@ -9,6 +9,7 @@
 import Foundation
 import KeyedArchive
 import PropertyList
+import ResumeData
 
 // MARK: - Command line
 
@@ -494,6 +495,33 @@ struct SeededGenerator: RandomNumberGenerator {
 
 /// The generated inputs.
 enum Inputs {
+  /// The values of a resume blob as iOS writes them for a 5 GB installer download: URL, bytes,
+  /// both requests (archived, five headers of 40–120 characters each), validators and the temp
+  /// file name; the resume and batch benchmarks encode them in each generation they time.
+  static func resumeEntries(seed: UInt64) throws -> PropertyListDictionary {
+    var random = SeededGenerator(seed: seed)
+    func request() throws -> PropertyListValue {
+      let headers = ["Accept", "User-Agent", "Authorization", "Cookie", "X-Request-ID"].map {
+        URLRequestFields.Header($0, word(&random, Int.random(in: 40...120, using: &random)))
+      }
+      return .data(
+        try URLRequestArchive(
+          URLRequestFields(
+            url: "https://downloads.example.com/releases/v5/installer.dmg?token="
+              + word(&random, 40), headerFields: headers)
+        ).encoded())
+    }
+    return [
+      ResumeDataKey.downloadURL: .string("https://downloads.example.com/releases/v5/installer.dmg"),
+      ResumeDataKey.bytesReceived: .integer(PropertyListInteger(73_400_320)),
+      ResumeDataKey.currentRequest: try request(),
+      ResumeDataKey.originalRequest: try request(),
+      ResumeDataKey.entityTag: .string("\"5534b35d-7c7be1\""),
+      ResumeDataKey.serverDownloadDate: .string("Mon, 20 Apr 2015 08:05:49 GMT"),
+      ResumeDataKey.tempFileName: .string("CFNetworkDownload_Ab12Cd.tmp"),
+    ]
+  }
+
   /// A dictionary shaped like URLSession resume data, about 4 KB as a binary plist.
   ///
   /// The current and original requests are, as in real resume data, keyed archives (binary plists
