@@ -224,8 +224,6 @@ struct SpanBuilder: BinaryPlistBuilder, ~Copyable {
 
   init(bytes: UnsafeRawBufferPointer, objectCount: Int) {
     base = bytes.baseAddress
-    // Room for the keys of a request archive's nested dictionaries without regrowing.
-    keyStack.reserveCapacity(64)
   }
 
   @inline(__always)

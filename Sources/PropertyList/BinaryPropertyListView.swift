@@ -4,10 +4,12 @@ import Foundation
 /// place: no value tree is built, and callers read only the objects they need.
 ///
 /// Construction runs the reader's own parser (with a builder that builds nothing), so it accepts
-/// exactly the inputs the reader accepts and throws exactly the reader's errors. Every object
-/// reachable from the top has then been checked, and where its contents lie recorded, so the
-/// accessors, which must only be given such objects (found by following references from
-/// `topObject`), read without checking again. The view reads its own copy of the bytes.
+/// exactly the inputs the reader accepts and throws exactly the reader's errors: first as one pass
+/// over every object, which accepts the files writers produce, and, when that pass cannot decide,
+/// as the reader's own walk from the top (see `BinaryLinearScan.swift`). Every object reachable
+/// from the top has then been checked, and where its contents lie recorded, so the accessors,
+/// which must only be given such objects (found by following references from `topObject`), read
+/// without checking again. The view reads its own copy of the bytes.
 package final class BinaryPropertyListView {
   /// What an object is.
   package enum Kind: Equatable {
@@ -26,10 +28,14 @@ package final class BinaryPropertyListView {
   /// The largest UID reachable from the top, or nil when there is none.
   package let maximumUID: UInt64?
 
+  /// Whether the one-pass scan accepted the file (rather than the walk from the top).
+  package let wasScanned: Bool
+
   /// Checks a binary property list.
   ///
+  /// - Parameter walkOnly: skip the one-pass scan and walk from the top (for comparing the two).
   /// - Throws: the `PropertyListError` `BinaryPropertyListReader.read` throws for these bytes.
-  package init(validating data: Data, limits: PropertyListLimits) throws {
+  package init(validating data: Data, limits: PropertyListLimits, walkOnly: Bool = false) throws {
     guard data.count <= limits.maximumInputSize else {
       throw PropertyListError(
         .limitExceeded,
@@ -39,7 +45,13 @@ package final class BinaryPropertyListView {
     data.withUnsafeBytes { storage.copyMemory(from: $0) }
     do {
       var parser = try BinaryParser<SpanBuilder>(UnsafeRawBufferPointer(storage), limits: limits)
-      _ = try parser.readTop()
+      // One pass in index order accepts what writers produce; the walk from the top decides the
+      // rest, with the reader's exact error.
+      wasScanned = !walkOnly && parser.scanEveryObject()
+      if !wasScanned {
+        parser.builder.keyStack.reserveCapacity(64)
+        _ = try parser.readTop()
+      }
       dictionariesArePlain = parser.builder.dictionariesArePlain
       maximumUID = parser.builder.maximumUID
       topObject = parser.trailer.topObject
@@ -212,6 +224,15 @@ package final class BinaryPropertyListView {
     return BinaryBytes.readSizedUInt(bytes, offset + 1 + max(0, size - 8), min(size, 8))
   }
 
+  /// The first object whose recorded contents differ from another view's of the same bytes, among
+  /// those `other` recorded.
+  fileprivate func differingContents(_ other: BinaryPropertyListView) -> Int? {
+    (0..<objectCount).first { object in
+      other.parser.expandedSize[object] > 0
+        && (parser.expandedSize[object] <= 0 || contents(object) != other.contents(object))
+    }
+  }
+
   // MARK: Layout, for checking that a writer would reproduce these bytes
 
   /// The input's bytes.
@@ -251,6 +272,43 @@ package final class BinaryPropertyListView {
     case .string: return .string(string(object))
     case .uid: return .uid(uid(object))
     case .array, .dictionary: return nil
+    }
+  }
+}
+
+/// The one-pass scan against the walk from the top, for tests and fuzzing.
+@_spi(Differential)
+public enum BinaryViewDifferential {
+  /// Whether the one-pass scan accepts these bytes by itself (without the walk).
+  public static func scanAccepts(_ data: Data, limits: PropertyListLimits = .default) -> Bool {
+    (try? BinaryPropertyListView(validating: data, limits: limits))?.wasScanned ?? false
+  }
+
+  /// Nil when the view checked with the scan and the view checked by walking agree: the same
+  /// error, or both accepted with the same contents recorded for every object the walk reached,
+  /// the scan's `dictionariesArePlain` only where the walk's holds, and its `maximumUID` no lower;
+  /// else what differs.
+  public static func difference(_ data: Data, limits: PropertyListLimits = .default) -> String? {
+    let scanned = Result { try BinaryPropertyListView(validating: data, limits: limits) }
+    let walked = Result {
+      try BinaryPropertyListView(validating: data, limits: limits, walkOnly: true)
+    }
+    switch (scanned, walked) {
+    case (.failure(let first), .failure(let second)):
+      return "\(first)" == "\(second)" ? nil : "errors differ: \(first) vs \(second)"
+    case (.success, .failure(let error)):
+      return "the scan accepts what the walk refuses: \(error)"
+    case (.failure(let error), .success):
+      return "the scan refuses what the walk accepts: \(error)"
+    case (.success(let scan), .success(let walk)):
+      if scan.topObject != walk.topObject { return "top objects differ" }
+      if scan.dictionariesArePlain, !walk.dictionariesArePlain {
+        return "the scan calls dictionaries plain where the walk does not"
+      }
+      if let walkMaximum = walk.maximumUID, (scan.maximumUID ?? 0) < walkMaximum {
+        return "the scan's largest UID is below the walk's"
+      }
+      return scan.differingContents(walk).map { "object \($0): recorded contents differ" }
     }
   }
 }

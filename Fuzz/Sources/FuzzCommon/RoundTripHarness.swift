@@ -1,5 +1,5 @@
 import Foundation
-import PropertyList
+@_spi(Differential) import PropertyList
 
 /// The check both fuzz targets run: whatever a reader accepts must survive being written in either
 /// format and read back.
@@ -16,6 +16,10 @@ public enum RoundTripHarness {
   ///   - format: the reader to feed them to.
   /// - Returns: 0, as libFuzzer requires.
   public static func run(_ input: UnsafeRawBufferPointer, as format: PropertyListFormat) -> CInt {
+    // The in-place view's one-pass check must agree with the reader's walk, accepted or not.
+    if format == .binary, let difference = BinaryViewDifferential.difference(Data(input)) {
+      fatalError("the binary view's scan and walk differ: \(difference)")
+    }
     let value: PropertyListValue
     do {
       switch format {

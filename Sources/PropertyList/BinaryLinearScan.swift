@@ -1,0 +1,190 @@
+import Foundation
+
+// The fast way to check a binary plist for `BinaryPropertyListView`: one pass over the offset
+// table in index order instead of a walk from the top object, for the files every writer produces.
+//
+// The walk (`readTop`) checks only what is reachable, meets shared objects again, and must find
+// cycles and count the values that shared references expand to. The pass checks every object once
+// with the walk's own checks, and accepts only when, on top of that, the walk could not fail:
+// - every reference from a container to a container goes to a higher index, so there is no cycle,
+//   and each container is referenced at most once, so nothing expands (the walk then visits one
+//   value per reference, plus the top);
+// - nesting, counted along those references, stays within the depth limit.
+// Anything else (an unreachable object that does not read, shared containers, references to lower
+// containers) makes the pass give up, and the caller walks from the top, which gives the exact
+// error or accepts. Where the pass accepts, it records what the walk records (where each string,
+// data, array and dictionary's contents lie), and its `dictionariesArePlain` and `maximumUID`
+// cover every object, not only reachable ones: at worst more cautious, never less.
+extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
+  /// Checks every object in one pass; true when the walk from the top would accept the file, and
+  /// then the parser's state is what the walk leaves. False leaves it as it was built.
+  mutating func scanEveryObject() -> Bool {
+    if let scan = try? scanObjects() {
+      builder.dictionariesArePlain = scan.plain
+      builder.maximumUID = scan.maximumUID
+      return true
+    }
+    expandedSize.update(repeating: 0, count: trailer.objectCount)
+    return false
+  }
+
+  private struct Gaveup: Error {}
+
+  // While the pass runs, `expandedSize` holds, for a container not yet reached that a container
+  // refers to, minus its depth; once an object is reached, 1 when its contents were recorded in
+  // `cache` (what the walk's positive expanded sizes mean to the view), else 0.
+  private func scanObjects() throws -> (plain: Bool, maximumUID: UInt64?) {
+    let objectCount = trailer.objectCount
+    let referenceSize = trailer.objectRefSize
+    var plain = true
+    var maximumUID: UInt64?
+    // One visit for the top, one per reference: the walk's count when nothing is shared.
+    var visits = 1
+    for index in 0..<objectCount {
+      let offset = offsets[index]
+      let marker = bytes[offset]
+      switch marker >> 4 {
+      case 0x0:
+        guard marker == 0x08 || marker == 0x09 else { throw Gaveup() }
+      case 0x1:
+        _ = try area.readInteger(at: offset, marker: marker)
+      case 0x2:
+        switch marker & 0x0F {
+        case 2: try area.need(offset + 1, 4, "")
+        case 3: try area.need(offset + 1, 8, "")
+        default: throw Gaveup()
+        }
+      case 0x3:
+        guard marker == 0x33 else { throw Gaveup() }
+        try area.need(offset + 1, 8, "")
+      case 0x4:
+        let (count, start) = try contentCount(at: offset, marker: marker)
+        try area.need(start, count, "", lengthLimited: true)
+        record(index, ByteSpan(start: start, count: count))
+      case 0x5:
+        let (count, start) = try contentCount(at: offset, marker: marker)
+        try area.need(start, count, "", lengthLimited: true)
+        guard Self.isASCII(UnsafeRawBufferPointer(start: bytes.baseAddress! + start, count: count))
+        else { throw Gaveup() }
+        record(index, ByteSpan(start: start, count: count))
+      case 0x6:
+        let (count, start) = try contentCount(at: offset, marker: marker)
+        let (byteCount, overflow) = count.multipliedReportingOverflow(by: 2)
+        guard !overflow else { throw Gaveup() }
+        try area.need(start, byteCount, "", lengthLimited: true)
+        try area.checkUTF16(start: start, count: count)
+        record(index, ByteSpan(start: start, count: count))
+      case 0x8:
+        // Longer UIDs are legal but never written; the walk checks them.
+        let size = Int(marker & 0x0F) + 1
+        guard size <= 8 else { throw Gaveup() }
+        try area.need(offset + 1, size, "")
+        let uid = Self.readSizedUInt(bytes, offset + 1, size)
+        guard uid <= UInt64(UInt32.max) else { throw Gaveup() }
+        maximumUID = max(maximumUID ?? 0, uid)
+      case 0xA, 0xD:
+        let isDictionary = marker >> 4 == 0xD
+        let (count, start) = try contentCount(at: offset, marker: marker)
+        let (references, overflow) = count.multipliedReportingOverflow(by: isDictionary ? 2 : 1)
+        let (byteCount, overflow2) = references.multipliedReportingOverflow(by: referenceSize)
+        guard !overflow, !overflow2 else { throw Gaveup() }
+        try area.need(start, byteCount, "")
+        let depth = expandedSize[index] < 0 ? -expandedSize[index] : 1
+        guard depth <= limits.maximumDepth else { throw Gaveup() }
+        visits += references
+        guard visits <= limits.maximumVisitedElements else { throw Gaveup() }
+        record(index, ByteSpan(start: start, count: count))
+        var position = start
+        for _ in 0..<references {
+          let target = Int(
+            truncatingIfNeeded: Self.readSizedUInt(bytes, position, referenceSize))
+          guard target >= 0, target < objectCount else { throw Gaveup() }
+          let kind = bytes[offsets[target]] >> 4
+          if kind == 0xA || kind == 0xD {
+            // Upward and unshared: no cycle, and no expansion. (A container at or below this
+            // index has been recorded already, so the second test alone implies the first.)
+            guard target > index, expandedSize[target] == 0 else { throw Gaveup() }
+            expandedSize[target] = -(depth + 1)
+          }
+          position &+= referenceSize
+        }
+        if isDictionary {
+          if count > PropertyListDictionary.indexThreshold { plain = false }
+          try checkKeys(count: count, start: start, plain: &plain)
+        }
+      default:
+        throw Gaveup()
+      }
+    }
+    return (plain, maximumUID)
+  }
+
+  @inline(__always)
+  private func record(_ index: Int, _ span: ByteSpan) {
+    // Spans are trivial values: initializing over a stale one needs no deinitialization.
+    (cache + index).initialize(to: span)
+    expandedSize[index] = 1
+  }
+
+  /// The count after a marker and where the contents start, as `readCount` reads them; the short
+  /// form, which nearly every object has, without a call.
+  @inline(__always)
+  private func contentCount(at offset: Int, marker: UInt8) throws -> (count: Int, start: Int) {
+    let nibble = Int(marker & 0x0F)
+    if nibble != 0x0F { return (nibble, offset + 1) }
+    // A one-byte length integer, as every key of 15 to 255 bytes has.
+    if offset + 2 < area.objectAreaEnd, bytes[offset + 1] == 0x10 {
+      return (Int(bytes[offset + 2]), offset + 3)
+    }
+    return try area.readCount(at: offset, marker: marker)
+  }
+
+  /// The bytes of an ASCII string object that may not have been reached yet: checked here.
+  @inline(__always)
+  private func asciiKey(_ object: Int) throws -> UnsafeRawBufferPointer {
+    let offset = offsets[object]
+    let (count, start) = try contentCount(at: offset, marker: bytes[offset])
+    try area.need(start, count, "")
+    return UnsafeRawBufferPointer(start: bytes.baseAddress! + start, count: count)
+  }
+
+  /// Checks that a dictionary's keys are strings, and clears `plain` when one is not ASCII or two
+  /// are equal.
+  private func checkKeys(count: Int, start: Int, plain: inout Bool) throws {
+    let referenceSize = trailer.objectRefSize
+    // One bit per fingerprint's low 7 bits: a key whose bit is clear differs from every earlier
+    // key, so keys are compared only on the rare shared bit.
+    var seen: (UInt64, UInt64) = (0, 0)
+    for entry in 0..<count {
+      let key = Int(
+        truncatingIfNeeded: Self.readSizedUInt(bytes, start + entry * referenceSize, referenceSize))
+      let kind = bytes[offsets[key]] >> 4
+      guard kind == 0x5 || kind == 0x6 else { throw Gaveup() }
+      guard plain else { continue }
+      guard kind == 0x5 else {
+        plain = false
+        continue
+      }
+      let keyBytes = try asciiKey(key)
+      let print = keyFingerprint(keyBytes)
+      // The top bits: the multiplications that make the fingerprint mix upwards.
+      let bit = UInt64(1) << (print >> 58)
+      let high = print >> 57 & 1 == 1
+      if (high ? seen.1 : seen.0) & bit != 0 {
+        for earlierEntry in 0..<entry {
+          let earlier = try asciiKey(
+            Int(
+              truncatingIfNeeded: Self.readSizedUInt(
+                bytes, start + earlierEntry * referenceSize, referenceSize)))
+          if earlier.count == keyBytes.count,
+            memcmp(earlier.baseAddress!, keyBytes.baseAddress!, keyBytes.count) == 0
+          {
+            plain = false
+            break
+          }
+        }
+      }
+      if high { seen.1 |= bit } else { seen.0 |= bit }
+    }
+  }
+}

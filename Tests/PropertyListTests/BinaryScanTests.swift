@@ -1,0 +1,185 @@
+import Foundation
+@_spi(Differential) import PropertyList
+import TestSupport
+import Testing
+
+/// A binary plist of the given objects (each its bytes from the marker on), with one-byte offsets
+/// and references: small enough to write the objects out by hand.
+func handmadePlist(_ objects: [[UInt8]], top: Int = 0) -> Data {
+  var bytes = Array("bplist00".utf8)
+  var offsets = [UInt8]()
+  for object in objects {
+    offsets.append(UInt8(bytes.count))
+    bytes += object
+  }
+  let table = bytes.count
+  bytes += offsets
+  bytes += [0, 0, 0, 0, 0, 0, 1, 1]
+  for field in [objects.count, top, table] {
+    bytes += (0..<8).reversed().map { UInt8(truncatingIfNeeded: field >> (8 * $0)) }
+  }
+  return Data(bytes)
+}
+
+/// A handmade plist, whether the one-pass scan must accept it by itself, and the limits to read it
+/// with.
+struct ScanCase: Sendable, CustomTestStringConvertible {
+  let name: String
+  let data: Data
+  let scanAccepts: Bool
+  var limits = PropertyListLimits.default
+  var testDescription: String { name }
+}
+
+let scanCases: [ScanCase] = [
+  .init(
+    name: "a dictionary of an array and a string", data: goodBinary, scanAccepts: true),
+  .init(
+    name: "a container referring to one below it (no cycle)",
+    data: handmadePlist([[0xa0], [0xa1, 0x00]], top: 1), scanAccepts: false),
+  .init(
+    name: "an array referred to twice (shared, not a cycle)",
+    data: handmadePlist([[0xa2, 0x01, 0x01], [0xa0]]), scanAccepts: false),
+  .init(
+    name: "an unreachable null object", data: handmadePlist([[0xa1, 0x01], [0x09], [0x00]]),
+    scanAccepts: false),
+  .init(
+    name: "an unreachable dangling reference",
+    data: handmadePlist([[0xa1, 0x01], [0x09], [0xa1, 0x07]]), scanAccepts: false),
+  .init(
+    name: "two equal keys of different objects (not plain)",
+    data: handmadePlist([[0xd2, 0x01, 0x02, 0x03, 0x03], [0x51, 0x61], [0x51, 0x61], [0x09]]),
+    scanAccepts: true),
+  .init(
+    name: "one key object twice (not plain)",
+    data: handmadePlist([[0xd2, 0x01, 0x01, 0x02, 0x02], [0x51, 0x61], [0x09]]),
+    scanAccepts: true),
+  .init(
+    name: "a UTF-16 key (not plain)",
+    data: handmadePlist([[0xd1, 0x01, 0x02], [0x61, 0x00, 0xe9], [0x09]]), scanAccepts: true),
+  .init(
+    name: "a key that is not a string",
+    data: handmadePlist([[0xd1, 0x01, 0x01], [0x09]]), scanAccepts: false),
+  .init(
+    name: "a key running past the object area",
+    data: handmadePlist([
+      [0xd2, 0x01, 0x02, 0x03, 0x03], [0x51, 0x61], [0x5f, 0x10, 0x40], [0x09],
+    ]),
+    scanAccepts: false),
+  .init(
+    name: "eleven visits within a limit of eleven",
+    data: handmadePlist([[0xaa] + Array(1...10)] + Array(repeating: [0x09], count: 10)),
+    scanAccepts: true, limits: PropertyListLimits(maximumVisitedElements: 11)),
+  .init(
+    name: "eleven visits over a limit of ten",
+    data: handmadePlist([[0xaa] + Array(1...10)] + Array(repeating: [0x09], count: 10)),
+    scanAccepts: false, limits: PropertyListLimits(maximumVisitedElements: 10)),
+  .init(
+    name: "three levels within a depth limit of three",
+    data: handmadePlist([[0xa1, 0x01], [0xa1, 0x02], [0xa0]]), scanAccepts: true,
+    limits: PropertyListLimits(maximumDepth: 3)),
+  .init(
+    name: "three levels over a depth limit of two",
+    data: handmadePlist([[0xa1, 0x01], [0xa1, 0x02], [0xa0]]), scanAccepts: false,
+    limits: PropertyListLimits(maximumDepth: 2)),
+  .init(
+    name: "a 9-byte UID (legal, left to the walk)",
+    data: handmadePlist([[0xa1, 0x01], [0x88, 0, 0, 0, 0, 0, 0, 0, 0, 5]]), scanAccepts: false),
+  .init(
+    name: "a UID above UInt32.max",
+    data: handmadePlist([[0xa1, 0x01], [0x84, 1, 0, 0, 0, 0]]), scanAccepts: false),
+]
+
+/// The binary view's one-pass scan (`BinaryLinearScan.swift`) against the reader's walk from the
+/// top: the same acceptance, the same errors, the same recorded contents.
+@Suite("Binary view: the one-pass scan against the walk")
+struct BinaryScanTests {
+  @Test(
+    "Handmade plists: the scan accepts alone or leaves the walk to decide", arguments: scanCases)
+  func handmade(_ scanCase: ScanCase) {
+    #expect(BinaryViewDifferential.difference(scanCase.data, limits: scanCase.limits) == nil)
+    #expect(
+      BinaryViewDifferential.scanAccepts(scanCase.data, limits: scanCase.limits)
+        == scanCase.scanAccepts)
+  }
+
+  @Test(
+    "Every mutation of the reader's table gives the walk's own error", arguments: binaryMutations)
+  func mutation(_ mutation: BinaryMutation) {
+    let data = mutation.apply()
+    #expect(BinaryViewDifferential.difference(data) == nil)
+    #expect(!BinaryViewDifferential.scanAccepts(data))
+  }
+
+  @Test("Nesting at and past the depth limit")
+  func nesting() {
+    // Object i is an array holding object i + 1: references go upwards, so the scan decides.
+    func nested(_ count: Int) -> Data {
+      var bytes = Array("bplist00".utf8)
+      var offsets = [Int]()
+      for level in 0..<count {
+        offsets.append(bytes.count)
+        bytes +=
+          level == count - 1 ? [0xa0] : [0xa1, UInt8((level + 1) >> 8), UInt8((level + 1) & 0xff)]
+      }
+      let table = bytes.count
+      for offset in offsets { bytes += [UInt8(offset >> 8), UInt8(offset & 0xff)] }
+      bytes += [0, 0, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 0, 0, UInt8(count >> 8), UInt8(count & 0xff)]
+      bytes += [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8(table >> 8), UInt8(table & 0xff)]
+      return Data(bytes)
+    }
+    #expect(BinaryViewDifferential.difference(nested(512)) == nil)
+    #expect(BinaryViewDifferential.scanAccepts(nested(512)))
+    #expect(BinaryViewDifferential.difference(nested(513)) == nil)
+    #expect(!BinaryViewDifferential.scanAccepts(nested(513)))
+  }
+
+  @Test("Every binary fixture that reads is accepted by the scan alone, nested archives included")
+  func fixtures() throws {
+    var accepted = 0
+    for path in ["plist", "archive", "resume", "repair"].flatMap(fixturesRecursively) {
+      let data = try fixture(path)
+      guard data.starts(with: Array("bplist00".utf8)) else { continue }
+      // Truncated fixtures must fail the same way on both paths.
+      #expect(BinaryViewDifferential.difference(data) == nil, "\(path)")
+      guard (try? BinaryPropertyListReader().read(data)) != nil else { continue }
+      for blob in [data] + nestedBinaryPlists(data) {
+        #expect(BinaryViewDifferential.difference(blob) == nil, "\(path)")
+        #expect(BinaryViewDifferential.scanAccepts(blob), "\(path)")
+        accepted += 1
+      }
+    }
+    #expect(accepted >= 20)
+  }
+
+  @Test("Trees written by Foundation and by our writer are accepted by the scan alone")
+  func writtenTrees() throws {
+    for seed in 0..<200 {
+      var generator = TreeGenerator(seed: UInt64(seed) + 90_000, wholeSecondDates: false)
+      let tree = generator.tree()
+      let theirs = try PropertyListSerialization.data(
+        fromPropertyList: foundationObject(tree), format: .binary, options: 0)
+      let ours = try tree.encoded(as: .binary)
+      for (writer, data) in [("Foundation", theirs), ("ours", ours)] {
+        #expect(BinaryViewDifferential.difference(data) == nil, "seed \(seed), \(writer)")
+        #expect(BinaryViewDifferential.scanAccepts(data), "seed \(seed), \(writer)")
+      }
+    }
+  }
+
+  /// The data values of a binary plist that are binary plists themselves (request archives).
+  func nestedBinaryPlists(_ data: Data) -> [Data] {
+    guard let value = try? BinaryPropertyListReader().read(data) else { return [] }
+    var found = [Data]()
+    func walk(_ value: PropertyListValue) {
+      switch value {
+      case .data(let bytes) where bytes.starts(with: Array("bplist00".utf8)): found.append(bytes)
+      case .array(let elements): elements.forEach(walk)
+      case .dictionary(let dictionary): dictionary.entries.forEach { walk($0.value) }
+      default: break
+      }
+    }
+    walk(value)
+    return found
+  }
+}
