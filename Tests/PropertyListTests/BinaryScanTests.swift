@@ -175,7 +175,7 @@ struct BinaryScanTests {
       switch value {
       case .data(let bytes) where bytes.starts(with: Array("bplist00".utf8)): found.append(bytes)
       case .array(let elements): elements.forEach(walk)
-      case .dictionary(let dictionary): dictionary.entries.forEach { walk($0.value) }
+      case .dictionary(let dictionary): for entry in dictionary.entries { walk(entry.value) }
       default: break
       }
     }

@@ -61,6 +61,7 @@ final class OutputBox: @unchecked Sendable {
   var errorText: String { lock.withLock { String(decoding: error, as: UTF8.self) } }
 }
 
+/// libFuzzer's entry point: runs `batch` in-process on the input as NDJSON.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBatch(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   BatchHarness.run(UnsafeRawBufferPointer(start: data, count: size))
