@@ -1,5 +1,5 @@
 import Foundation
-import PropertyList
+@_spi(InPlace) import PropertyList
 
 extension ArchiverFlattener {
   /// Whether encoding the archive read from `view` (`KeyedArchive(propertyList:)` of its plist,

@@ -1,5 +1,5 @@
 import Foundation
-import PropertyList
+@_spi(InPlace) import PropertyList
 
 /// A binary keyed archive read in place: the fast path of the typed views (`URLRequestArchive`,
 /// `ResumeData`), which read only the objects their fields need, straight from the bytes.
@@ -11,6 +11,8 @@ import PropertyList
 package struct KeyedArchiveView {
   /// The property list, checked.
   package let plist: BinaryPropertyListView
+  /// The plist's objects, read in place (valid while `plist` lives, which this view keeps).
+  package let table: BinaryObjects
   // The `$objects` array and `$top` dictionary, as objects of the plist.
   private let envelope: Int
   private let objectsArray: Int
@@ -25,25 +27,26 @@ package struct KeyedArchiveView {
     guard let plist = try? BinaryPropertyListView(validating: data, limits: limits),
       plist.dictionariesArePlain
     else { return nil }
+    let table = plist.objects
     let envelope = plist.topObject
-    guard plist.isKind(envelope, .dictionary),
-      let objects = plist.value(envelope, forKey: "$objects"), plist.isKind(objects, .array)
+    guard table.isKind(envelope, .dictionary),
+      let objects = table.value(envelope, forKey: "$objects"), table.isKind(objects, .array)
     else { return nil }
-    let count = plist.count(objects)
-    if let archiver = plist.value(envelope, forKey: "$archiver"), !plist.isKind(archiver, .string) {
+    let count = table.count(objects)
+    if let archiver = table.value(envelope, forKey: "$archiver"), !table.isKind(archiver, .string) {
       return nil
     }
-    if let version = plist.value(envelope, forKey: "$version"),
-      !plist.isKind(version, .integer) || plist.integer(version).int64Value == nil
+    if let version = table.value(envelope, forKey: "$version"),
+      !table.isKind(version, .integer) || table.integer(version).int64Value == nil
     {
       return nil
     }
-    guard let top = plist.value(envelope, forKey: "$top"), plist.isKind(top, .dictionary),
-      plist.count(top) > 0
+    guard let top = table.value(envelope, forKey: "$top"), table.isKind(top, .dictionary),
+      table.count(top) > 0
     else { return nil }
-    for position in 0..<plist.count(top) {
-      let value = plist.value(top, position)
-      guard plist.isKind(value, .uid), plist.uid(value) < UInt64(count) else { return nil }
+    for position in 0..<table.count(top) {
+      let value = table.value(top, position)
+      guard table.isKind(value, .uid), table.uid(value) < UInt64(count) else { return nil }
     }
     // Every UID in `$objects` must name an object. When no UID anywhere in the plist is out of
     // range, none in `$objects` is; otherwise the eager path finds which (or, when the UID lies
@@ -52,19 +55,20 @@ package struct KeyedArchiveView {
     // Class objects are shared by their instances: each is checked once.
     var checkedClasses = [UInt64]()
     for index in 0..<count {
-      let object = plist.element(objects, index)
-      guard plist.isKind(object, .dictionary),
-        let classField = plist.value(object, forKey: "$class")
+      let object = table.element(objects, index)
+      guard table.isKind(object, .dictionary),
+        let classField = table.value(object, forKey: "$class")
       else { continue }
-      guard plist.isKind(classField, .uid) else { return nil }
-      let classUID = plist.uid(classField)
+      guard table.isKind(classField, .uid) else { return nil }
+      let classUID = table.uid(classField)
       if checkedClasses.contains(classUID) { continue }
-      guard Self.isClassObject(classUID, objects: objects, count: count, in: plist) else {
+      guard Self.isClassObject(classUID, objects: objects, count: count, in: table) else {
         return nil
       }
       checkedClasses.append(classUID)
     }
     self.plist = plist
+    self.table = table
     self.envelope = envelope
     objectsArray = objects
     self.top = top
@@ -74,17 +78,17 @@ package struct KeyedArchiveView {
   /// What `KeyedArchive.classObject` accepts: a UID naming a dictionary with a string
   /// `$classname`, and, when present, `$classes` an array of strings.
   private static func isClassObject(
-    _ uid: UInt64, objects: Int, count: Int, in plist: BinaryPropertyListView
+    _ uid: UInt64, objects: Int, count: Int, in table: BinaryObjects
   ) -> Bool {
     guard uid < UInt64(count) else { return false }
-    let object = plist.element(objects, Int(uid))
-    guard plist.isKind(object, .dictionary),
-      let name = plist.value(object, forKey: "$classname"), plist.isKind(name, .string)
+    let object = table.element(objects, Int(uid))
+    guard table.isKind(object, .dictionary),
+      let name = table.value(object, forKey: "$classname"), table.isKind(name, .string)
     else { return false }
-    guard let classes = plist.value(object, forKey: "$classes") else { return true }
-    guard plist.isKind(classes, .array) else { return false }
-    for position in 0..<plist.count(classes)
-    where !plist.isKind(plist.element(classes, position), .string) {
+    guard let classes = table.value(object, forKey: "$classes") else { return true }
+    guard table.isKind(classes, .array) else { return false }
+    for position in 0..<table.count(classes)
+    where !table.isKind(table.element(classes, position), .string) {
       return false
     }
     return true
@@ -94,54 +98,54 @@ package struct KeyedArchiveView {
 
   /// `KeyedArchive.rootKey`: `root` or `NSKeyedArchiveRootObjectKey` when present, else the first key.
   package var rootKey: String {
-    if plist.value(top, forKey: "root") != nil { return "root" }
-    if plist.value(top, forKey: "NSKeyedArchiveRootObjectKey") != nil {
+    if table.value(top, forKey: "root") != nil { return "root" }
+    if table.value(top, forKey: "NSKeyedArchiveRootObjectKey") != nil {
       return "NSKeyedArchiveRootObjectKey"
     }
-    return plist.string(plist.key(top, 0))
+    return table.string(table.key(top, 0))
   }
 
   /// `KeyedArchive.rootUID`.
   package var rootUID: UInt64 {
     let value =
-      plist.value(top, forKey: "root") ?? plist.value(top, forKey: "NSKeyedArchiveRootObjectKey")
-      ?? plist.value(top, 0)
-    return plist.uid(value)
+      table.value(top, forKey: "root") ?? table.value(top, forKey: "NSKeyedArchiveRootObjectKey")
+      ?? table.value(top, 0)
+    return table.uid(value)
   }
 
   /// Whether the top-level dictionary has a key.
   package func hasEnvelopeKey(_ key: StaticString) -> Bool {
-    plist.value(envelope, forKey: key) != nil
+    table.value(envelope, forKey: key) != nil
   }
 
   // MARK: Objects
 
   /// The plist object a UID names; `uid` must be below `count`.
   package func object(_ uid: UInt64) -> Int {
-    plist.element(objectsArray, Int(uid))
+    table.element(objectsArray, Int(uid))
   }
 
   /// `KeyedArchive.isNull`.
   package func isNull(_ uid: UInt64) -> Bool {
-    uid < UInt64(count) && plist.isString(object(uid), equalTo: "$null")
+    uid < UInt64(count) && table.isString(object(uid), equalTo: "$null")
   }
 
   /// The UID in an instance's `$class` field (checked to name a class object), or nil when the
   /// object is not a dictionary with one.
   package func classUID(ofInstance object: Int) -> UInt64? {
-    guard plist.isKind(object, .dictionary), let field = plist.value(object, forKey: "$class")
+    guard table.isKind(object, .dictionary), let field = table.value(object, forKey: "$class")
     else {
       return nil
     }
-    return plist.uid(field)
+    return table.uid(field)
   }
 
   // The `$classes` array of a checked class object, when present and not empty, and its `$classname`.
   private func classNames(_ classUID: UInt64) -> (name: Int, classes: Int?) {
     let classObject = object(classUID)
     // Checked by the initializer: both are present where they must be.
-    let name = plist.value(classObject, forKey: "$classname") ?? classObject
-    guard let classes = plist.value(classObject, forKey: "$classes"), plist.count(classes) > 0
+    let name = table.value(classObject, forKey: "$classname") ?? classObject
+    guard let classes = table.value(classObject, forKey: "$classes"), table.count(classes) > 0
     else { return (name, nil) }
     return (name, classes)
   }
@@ -149,13 +153,13 @@ package struct KeyedArchiveView {
   /// Whether the most derived class name of a checked class object (`mostDerivedClassName`) is `name`.
   package func mostDerivedClassIs(_ classUID: UInt64, _ name: StaticString) -> Bool {
     let (className, classes) = classNames(classUID)
-    return plist.isString(classes.map { plist.element($0, 0) } ?? className, equalTo: name)
+    return table.isString(classes.map { table.element($0, 0) } ?? className, equalTo: name)
   }
 
   /// The most derived class name of a checked class object.
   package func mostDerivedClassName(_ classUID: UInt64) -> String {
     let (className, classes) = classNames(classUID)
-    return plist.string(classes.map { plist.element($0, 0) } ?? className)
+    return table.string(classes.map { table.element($0, 0) } ?? className)
   }
 
   /// `KeyedArchive.isInstance`: whether the object a UID names is an instance whose class chain
@@ -165,9 +169,9 @@ package struct KeyedArchiveView {
       return false
     }
     let (name, classes) = classNames(classUID)
-    guard let classes else { return plist.isString(name, equalTo: className) }
-    for position in 0..<plist.count(classes)
-    where plist.isString(plist.element(classes, position), equalTo: className) {
+    guard let classes else { return table.isString(name, equalTo: className) }
+    for position in 0..<table.count(classes)
+    where table.isString(table.element(classes, position), equalTo: className) {
       return true
     }
     return false
@@ -177,13 +181,13 @@ package struct KeyedArchiveView {
   /// it is a string: UID 0 and absent fields are nil, another UID names the object, anything else
   /// is the value inline. Nil when that is not a string (the decoder then fails).
   package func referencedOrInlineString(_ fields: Int, _ key: StaticString) -> String? {
-    guard var value = plist.value(fields, forKey: key) else { return nil }
-    if plist.isKind(value, .uid) {
-      let uid = plist.uid(value)
+    guard var value = table.value(fields, forKey: key) else { return nil }
+    if table.isKind(value, .uid) {
+      let uid = table.uid(value)
       guard uid != 0 else { return nil }
       value = object(uid)
     }
-    return plist.isKind(value, .string) ? plist.string(value) : nil
+    return table.isKind(value, .string) ? table.string(value) : nil
   }
 
   /// What `decodeRoot(limits:)` returns when the root is an NSDictionary or NSMutableDictionary
@@ -197,17 +201,17 @@ package struct KeyedArchiveView {
     let mutable = mostDerivedClassIs(classUID, "NSMutableDictionary")
     guard mutable || mostDerivedClassIs(classUID, "NSDictionary") else { return nil }
     let fields = object(root)
-    guard let keys = plist.value(fields, forKey: "NS.keys"), plist.isKind(keys, .array),
-      let values = plist.value(fields, forKey: "NS.objects"), plist.isKind(values, .array),
-      plist.count(keys) == plist.count(values),
+    guard let keys = table.value(fields, forKey: "NS.keys"), table.isKind(keys, .array),
+      let values = table.value(fields, forKey: "NS.objects"), table.isKind(values, .array),
+      table.count(keys) == table.count(values),
       // The visits decoding makes (the dictionary, each key, each value) and its depth (one).
-      1 + 2 * plist.count(keys) <= limits.maximumVisits, limits.effectiveMaximumDepth >= 1
+      1 + 2 * table.count(keys) <= limits.maximumVisits, limits.effectiveMaximumDepth >= 1
     else { return nil }
     var entries = [ArchivedDictionaryEntry]()
-    entries.reserveCapacity(plist.count(keys))
-    for position in 0..<plist.count(keys) {
-      guard let key = plainValue(plist.element(keys, position)), case .string = key,
-        let value = plainValue(plist.element(values, position))
+    entries.reserveCapacity(table.count(keys))
+    for position in 0..<table.count(keys) {
+      guard let key = plainValue(table.element(keys, position)), case .string = key,
+        let value = plainValue(table.element(values, position))
       else { return nil }
       entries.append(ArchivedDictionaryEntry(key, value))
     }
@@ -216,16 +220,16 @@ package struct KeyedArchiveView {
 
   // A reference to a plain string, number, boolean or data object, decoded as the decoder does.
   private func plainValue(_ reference: Int) -> ArchivedValue? {
-    guard plist.isKind(reference, .uid) else { return nil }
-    let uid = plist.uid(reference)
+    guard table.isKind(reference, .uid) else { return nil }
+    let uid = table.uid(reference)
     guard uid != 0 else { return nil }
     let object = object(uid)
-    switch plist.kind(object) {
-    case .string: return .string(plist.string(object))
-    case .integer: return .integer(plist.integer(object))
-    case .real: return .real(plist.real(object))
-    case .boolean: return .boolean(plist.boolean(object))
-    case .data: return .data(plist.data(object))
+    switch table.kind(object) {
+    case .string: return .string(table.string(object))
+    case .integer: return .integer(table.integer(object))
+    case .real: return .real(table.real(object))
+    case .boolean: return .boolean(table.boolean(object))
+    case .data: return .data(table.data(object))
     default: return nil
     }
   }

@@ -1,5 +1,5 @@
 import Foundation
-import PropertyList
+@_spi(InPlace) import PropertyList
 
 /// A keyed archive that is decoded from its bytes only when first asked for, for views that read
 /// their typed fields straight from the bytes (see `KeyedArchiveView`).

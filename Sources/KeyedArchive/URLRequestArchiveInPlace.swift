@@ -1,5 +1,5 @@
 import Foundation
-import PropertyList
+@_spi(InPlace) import PropertyList
 
 // The fast path of `URLRequestArchive(decoding:limits:)`: the typed fields read straight from the
 // bytes of a binary archive, without building its value tree or the archive.
@@ -120,10 +120,10 @@ struct InPlaceRequest {
       archive.isInstance(rootUID, of: "NSURLRequest")
     else { return nil }
     let layout: URLRequestArchive.Layout
-    if archive.plist.value(fields, forKey: "__nsurlrequest_proto_prop_obj_0") != nil {
+    if archive.table.value(fields, forKey: "__nsurlrequest_proto_prop_obj_0") != nil {
       layout = .standard
-    } else if let three = archive.plist.value(fields, forKey: "$3"),
-      archive.plist.isKind(three, .uid)
+    } else if let three = archive.table.value(fields, forKey: "$3"),
+      archive.table.isKind(three, .uid)
     {
       layout = .dollarNumbered
     } else {
@@ -131,9 +131,9 @@ struct InPlaceRequest {
     }
     // As `findSlotUIDs` reads them, from the bytes of the keys (ASCII: the plist is plain).
     var count = 0
-    if let declared = archive.plist.value(fields, forKey: "$2"),
-      archive.plist.isKind(declared, .integer),
-      let value = archive.plist.integer(declared).int64Value
+    if let declared = archive.table.value(fields, forKey: "$2"),
+      archive.table.isKind(declared, .integer),
+      let value = archive.table.integer(declared).int64Value
     {
       count = max(0, min(Int(value), 4096))
     }
@@ -141,20 +141,20 @@ struct InPlaceRequest {
     let prefix: StaticString = layout == .standard ? "__nsurlrequest_proto_prop_obj_" : "$"
     let offset = layout == .standard ? 0 : 3
     let prefixBytes = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
-    for position in 0..<archive.plist.count(fields) {
-      let value = archive.plist.value(fields, position)
-      guard archive.plist.isKind(value, .uid),
-        let key = archive.plist.asciiBytes(archive.plist.key(fields, position)),
+    for position in 0..<archive.table.count(fields) {
+      let value = archive.table.value(fields, position)
+      guard archive.table.isKind(value, .uid),
+        let key = archive.table.asciiBytes(archive.table.key(fields, position)),
         let number = URLRequestArchive.slotNumber(
           key.assumingMemoryBound(to: UInt8.self), prefix: prefixBytes)
       else { continue }
       let slot = number - offset
-      if slot >= 0, slot < count { uids[slot] = archive.plist.uid(value) }
+      if slot >= 0, slot < count { uids[slot] = archive.table.uid(value) }
     }
     return (fields, classUID, layout, uids)
   }
 
-  private var plist: BinaryPropertyListView { archive.plist }
+  private var plist: BinaryObjects { archive.table }
 
   // The object in a slot, as `slotValue` starts decoding it: nil when the slot is absent or UID 0.
   private func slotObject(_ slot: URLRequestArchive.Slot) -> Int? {

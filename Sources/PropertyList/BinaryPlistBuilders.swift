@@ -193,9 +193,10 @@ struct ValueBuilder: BinaryPlistBuilder, ~Copyable {
 /// Where an object's contents are: a string's bytes (`count` in bytes for ASCII, in units for
 /// UTF-16), a data object's bytes, an array's references, a dictionary's key references (the value
 /// references follow). What `BinaryPropertyListView` reads objects with; nothing for other objects.
-struct ByteSpan {
-  var start: Int
-  var count: Int
+@usableFromInline
+struct ByteSpan: Sendable {
+  @usableFromInline var start: Int
+  @usableFromInline var count: Int
 
   static let none = ByteSpan(start: 0, count: 0)
 }

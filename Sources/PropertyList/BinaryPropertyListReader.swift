@@ -201,18 +201,31 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
     _ bytes: UnsafeRawBufferPointer, _ trailer: BinaryTrailer,
     into offsets: UnsafeMutablePointer<Int>
   ) throws {
+    // The widths writers use, each with the width fixed in its loop.
+    switch trailer.offsetIntSize {
+    case 1: try readOffsets(bytes, trailer, into: offsets, size: 1)
+    case 2: try readOffsets(bytes, trailer, into: offsets, size: 2)
+    default: try readOffsets(bytes, trailer, into: offsets, size: trailer.offsetIntSize)
+    }
+  }
+
+  @inline(__always)
+  private static func readOffsets(
+    _ bytes: UnsafeRawBufferPointer, _ trailer: BinaryTrailer,
+    into offsets: UnsafeMutablePointer<Int>, size: Int
+  ) throws {
     let tableOffset = trailer.offsetTableOffset
     // Every object offset must point into the object area, after the header, before the table.
     var position = tableOffset
     for index in 0..<trailer.objectCount {
-      let offset = readSizedUInt(bytes, position, trailer.offsetIntSize)
+      let offset = readSizedUInt(bytes, position, size)
       guard offset >= 8, offset < UInt64(tableOffset) else {
         throw PropertyListError(
           .malformed, "offset-table entry \(offset) is outside the object area 8..<\(tableOffset)",
           at: .offset(position))
       }
       offsets[index] = Int(offset)
-      position &+= trailer.offsetIntSize
+      position &+= size
     }
   }
 

@@ -12,9 +12,7 @@ import Foundation
 /// without checking again. The view reads its own copy of the bytes.
 package final class BinaryPropertyListView {
   /// What an object is.
-  package enum Kind: Equatable {
-    case boolean, integer, real, date, data, string, uid, array, dictionary
-  }
+  package typealias Kind = BinaryObjectKind
 
   // The copy of the input the parser reads; owned, freed on deinit.
   private let storage: UnsafeMutableRawBufferPointer
@@ -61,6 +59,10 @@ package final class BinaryPropertyListView {
       throw error
     }
     self.storage = storage
+    objects = BinaryObjects(
+      base: UnsafeRawPointer(storage.baseAddress!), objectAreaEnd: parser.trailer.offsetTableOffset,
+      objectOffsets: UnsafePointer(parser.offsets), spans: UnsafePointer(parser.cache),
+      recorded: UnsafePointer(parser.expandedSize), referenceWidth: parser.trailer.objectRefSize)
   }
 
   deinit {
@@ -69,160 +71,48 @@ package final class BinaryPropertyListView {
 
   private var bytes: UnsafeRawBufferPointer { parser.bytes }
 
-  @inline(__always)
-  private func marker(_ object: Int) -> UInt8 {
-    bytes[parser.offsets[object]]
-  }
+  /// The objects, read in place: what the accessors below forward to, and what the in-place
+  /// readers of other layers use directly (its accessors inline into them; the class's do not).
+  package let objects: BinaryObjects
 
   /// What an object is.
-  package func kind(_ object: Int) -> Kind {
-    switch marker(object) >> 4 {
-    case 0x0: return .boolean
-    case 0x1: return .integer
-    case 0x2: return .real
-    case 0x3: return .date
-    case 0x4: return .data
-    case 0x5, 0x6: return .string
-    case 0x8: return .uid
-    case 0xA: return .array
-    default: return .dictionary
-    }
-  }
-
+  package func kind(_ object: Int) -> Kind { objects.kind(object) }
   /// Whether an object is of a kind.
-  package func isKind(_ object: Int, _ kind: Kind) -> Bool {
-    self.kind(object) == kind
-  }
-
-  // The count of a data, string, array or dictionary object, and where its contents start, as
-  // the parser recorded them; nothing for objects it did not read (which callers never pass).
-  @inline(__always)
-  private func contents(_ object: Int) -> (count: Int, start: Int) {
-    guard parser.expandedSize[object] > 0 else { return (0, 0) }
-    let span = parser.cache[object]
-    return (span.count, span.start)
-  }
-
+  package func isKind(_ object: Int, _ kind: Kind) -> Bool { objects.isKind(object, kind) }
+  // The recorded contents of an object (see `BinaryObjects.contents`).
+  private func contents(_ object: Int) -> (count: Int, start: Int) { objects.contents(object) }
   /// The number of elements of an array, or entries of a dictionary.
-  package func count(_ object: Int) -> Int {
-    contents(object).count
-  }
-
-  @inline(__always)
-  private func reference(_ start: Int, _ position: Int) -> Int {
-    let size = parser.trailer.objectRefSize
-    return Int(BinaryBytes.readSizedUInt(bytes, start + position * size, size))
-  }
-
+  package func count(_ object: Int) -> Int { objects.count(object) }
   /// The object an array's element refers to.
-  package func element(_ array: Int, _ position: Int) -> Int {
-    reference(contents(array).start, position)
-  }
-
+  package func element(_ array: Int, _ position: Int) -> Int { objects.element(array, position) }
   /// The key object of a dictionary's entry.
-  package func key(_ dictionary: Int, _ position: Int) -> Int {
-    reference(contents(dictionary).start, position)
-  }
-
+  package func key(_ dictionary: Int, _ position: Int) -> Int { objects.key(dictionary, position) }
   /// The value object of a dictionary's entry.
   package func value(_ dictionary: Int, _ position: Int) -> Int {
-    let (count, start) = contents(dictionary)
-    return reference(start, count + position)
+    objects.value(dictionary, position)
   }
-
-  /// The value object for a key of a dictionary whose dictionaries are plain
-  /// (`dictionariesArePlain`), or nil when the key is absent.
+  /// The value object for a key of a plain dictionary (see `BinaryObjects.value(_:forKey:)`).
   package func value(_ dictionary: Int, forKey key: StaticString) -> Int? {
-    let (count, start) = contents(dictionary)
-    let length = key.utf8CodeUnitCount
-    // An ASCII string under 15 bytes is normally written with its length in its marker, so most
-    // keys are told apart by that one byte; any other spelling is compared as `isString` does.
-    let marker = length < 15 ? 0x50 | UInt8(length) : 0x5F
-    for position in 0..<count {
-      let keyObject = reference(start, position)
-      let offset = parser.offsets[keyObject]
-      let found: Bool
-      let keyMarker = bytes[offset]
-      if keyMarker == marker, length < 15 {
-        found = memcmp(bytes.baseAddress! + offset + 1, key.utf8Start, length) == 0
-      } else if keyMarker == 0x5F || keyMarker >> 4 == 0x6 {
-        found = isString(keyObject, equalTo: key)
-      } else {
-        found = false
-      }
-      if found { return reference(start, count + position) }
-    }
-    return nil
+    objects.value(dictionary, forKey: key)
   }
-
   /// The bytes of an ASCII string object, or nil for a UTF-16 one.
-  package func asciiBytes(_ object: Int) -> UnsafeRawBufferPointer? {
-    guard marker(object) >> 4 == 0x5 else { return nil }
-    let (count, start) = contents(object)
-    return UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])
-  }
-
+  package func asciiBytes(_ object: Int) -> UnsafeRawBufferPointer? { objects.asciiBytes(object) }
   /// Whether an object is a string equal to `text` (as `String` compares them).
   package func isString(_ object: Int, equalTo text: StaticString) -> Bool {
-    switch marker(object) >> 4 {
-    case 0x5:
-      let (count, start) = contents(object)
-      // ASCII against ASCII: equal exactly when the bytes are.
-      return count == text.utf8CodeUnitCount
-        && memcmp(bytes.baseAddress! + start, text.utf8Start, count) == 0
-    case 0x6:
-      return string(object) == text.description
-    default:
-      return false
-    }
+    objects.isString(object, equalTo: text)
   }
-
   /// A string object's value.
-  package func string(_ object: Int) -> String {
-    let (count, start) = contents(object)
-    if marker(object) >> 4 == 0x5 {
-      return String(
-        decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]), as: UTF8.self)
-    }
-    return ValueBuilder.decodeUTF16(
-      UnsafeRawBufferPointer(rebasing: bytes[start..<(start + 2 * count)]))
-  }
-
+  package func string(_ object: Int) -> String { objects.string(object) }
   /// A data object's bytes.
-  package func data(_ object: Int) -> Data {
-    let (count, start) = contents(object)
-    return Data(bytes: bytes.baseAddress! + start, count: count)
-  }
-
+  package func data(_ object: Int) -> Data { objects.data(object) }
   /// An integer object's value.
-  package func integer(_ object: Int) -> PropertyListInteger {
-    let offset = parser.offsets[object]
-    return (try? parser.area.readInteger(at: offset, marker: bytes[offset]))
-      ?? PropertyListInteger(0)
-  }
-
+  package func integer(_ object: Int) -> PropertyListInteger { objects.integer(object) }
   /// A real object's value.
-  package func real(_ object: Int) -> PropertyListReal {
-    let offset = parser.offsets[object]
-    if bytes[offset] & 0x0F == 2 {
-      let bits = UInt32(
-        bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self))
-      return PropertyListReal(Float(bitPattern: bits))
-    }
-    return PropertyListReal(Double(bitPattern: BinaryBytes.readUInt64(bytes, offset + 1)))
-  }
-
+  package func real(_ object: Int) -> PropertyListReal { objects.real(object) }
   /// A boolean object's value.
-  package func boolean(_ object: Int) -> Bool {
-    marker(object) == 0x09
-  }
-
+  package func boolean(_ object: Int) -> Bool { objects.boolean(object) }
   /// A UID object's value.
-  package func uid(_ object: Int) -> UInt64 {
-    let offset = parser.offsets[object]
-    let size = Int(bytes[offset] & 0x0F) + 1
-    return BinaryBytes.readSizedUInt(bytes, offset + 1 + max(0, size - 8), min(size, 8))
-  }
+  package func uid(_ object: Int) -> UInt64 { objects.uid(object) }
 
   /// The first object whose recorded contents differ from another view's of the same bytes, among
   /// those `other` recorded.
