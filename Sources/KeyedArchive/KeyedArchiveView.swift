@@ -159,7 +159,11 @@ package struct KeyedArchiveView {
   /// The most derived class name of a checked class object.
   package func mostDerivedClassName(_ classUID: UInt64) -> String {
     let (className, classes) = classNames(classUID)
-    return table.string(classes.map { table.element($0, 0) } ?? className)
+    let name = classes.map { table.element($0, 0) } ?? className
+    // The request classes, as constants: no string to build for the usual archive.
+    if table.isString(name, equalTo: "NSMutableURLRequest") { return "NSMutableURLRequest" }
+    if table.isString(name, equalTo: "NSURLRequest") { return "NSURLRequest" }
+    return table.string(name)
   }
 
   /// `KeyedArchive.isInstance`: whether the object a UID names is an instance whose class chain
@@ -193,7 +197,10 @@ package struct KeyedArchiveView {
   /// What `decodeRoot(limits:)` returns when the root is an NSDictionary or NSMutableDictionary
   /// whose keys and values all name plain strings, numbers, booleans or data: its entries in
   /// order, and whether it is mutable. Nil for any other root, or when decoding would fail.
-  package func plainRootDictionary(limits: KeyedArchiveLimits) -> (
+  ///
+  /// - Parameter knownKeys: strings to return for keys spelled as one of them, rather than a new
+  ///   string read from the bytes (the caller's constants cost no allocation).
+  package func plainRootDictionary(limits: KeyedArchiveLimits, knownKeys: [String] = []) -> (
     entries: [ArchivedDictionaryEntry], mutable: Bool
   )? {
     let root = rootUID
@@ -210,7 +217,8 @@ package struct KeyedArchiveView {
     var entries = [ArchivedDictionaryEntry]()
     entries.reserveCapacity(table.count(keys))
     for position in 0..<table.count(keys) {
-      guard let key = plainValue(table.element(keys, position)), case .string = key,
+      guard let key = plainValue(table.element(keys, position), knownStrings: knownKeys),
+        case .string = key,
         let value = plainValue(table.element(values, position))
       else { return nil }
       entries.append(ArchivedDictionaryEntry(key, value))
@@ -219,13 +227,22 @@ package struct KeyedArchiveView {
   }
 
   // A reference to a plain string, number, boolean or data object, decoded as the decoder does.
-  private func plainValue(_ reference: Int) -> ArchivedValue? {
+  private func plainValue(_ reference: Int, knownStrings: [String] = []) -> ArchivedValue? {
     guard table.isKind(reference, .uid) else { return nil }
     let uid = table.uid(reference)
     guard uid != 0 else { return nil }
     let object = object(uid)
     switch table.kind(object) {
-    case .string: return .string(table.string(object))
+    case .string:
+      if let bytes = table.asciiBytes(object) {
+        for known in knownStrings where known.utf8.count == bytes.count {
+          var known = known
+          if known.withUTF8({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
+            return .string(known)
+          }
+        }
+      }
+      return .string(table.string(object))
     case .integer: return .integer(table.integer(object))
     case .real: return .real(table.real(object))
     case .boolean: return .boolean(table.boolean(object))

@@ -30,6 +30,12 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
     for (key, value) in pairs { self[key] = value }
   }
 
+  /// Creates a dictionary from entries the caller has checked hold no key twice.
+  package init(uniqueKeys entries: [Element]) {
+    self.entries = entries
+    if entries.count > Self.indexThreshold { finishBuilding() }
+  }
+
   /// Creates a dictionary from a literal.
   public init(dictionaryLiteral elements: (String, PropertyListValue)...) {
     self.init(elements)

@@ -86,12 +86,13 @@ extension ResumeData {
           path: ResumeDataKey.entityTag))
     }
     found += partialFileFindings(temporaryDirectory)
-    if !unknownKeys.isEmpty {
+    let unknown = unknownKeys
+    if !unknown.isEmpty {
       found.append(
         Finding(
           "unknown-keys", .info,
           "keys this toolkit gives no meaning to, kept as they are: "
-            + unknownKeys.joined(separator: ", ")))
+            + unknown.joined(separator: ", ")))
     }
     return found.enumerated().sorted {
       ($0.element.severity, -$0.offset) > ($1.element.severity, -$1.offset)

@@ -123,10 +123,11 @@ public struct ResumeData: Sendable, Hashable {
     guard !NetworkFrameworkMask.isMasked(data),
       let view = KeyedArchiveView(data, limits: limits.propertyList),
       view.hasEnvelopeKey("$archiver"),
-      let root = view.plainRootDictionary(limits: limits),
-      let split = try? Self.split(root.entries, rootKey: view.rootKey),
+      let root = view.plainRootDictionary(limits: limits, knownKeys: ResumeDataKey.all),
+      let split = Self.splitPlain(root.entries)
+        ?? (try? Self.split(root.entries, rootKey: view.rootKey)),
       Self.holdsResumeKeys(split.plain)
-        || split.archived.keys.contains(where: ResumeDataKey.known.contains)
+        || split.archived.keys.contains(where: ResumeDataKey.isKnown)
     else { return nil }
     // WebKit's wrapper holds a blob of its own, read on the eager path.
     if case .data(let inner)? = split.plain["data"], split.plain[ResumeDataKey.localPath] != nil,
@@ -180,7 +181,7 @@ public struct ResumeData: Sendable, Hashable {
     {
       guard
         Self.holdsResumeKeys(keyed.plain)
-          || keyed.archived.keys.contains(where: ResumeDataKey.known.contains)
+          || keyed.archived.keys.contains(where: ResumeDataKey.isKnown)
       else {
         throw ResumeDataError(
           .notResumeData, "the archive's root dictionary holds none of the resume-data keys",
@@ -328,8 +329,37 @@ public struct ResumeData: Sendable, Hashable {
     return (plain, archived, order)
   }
 
+  /// `split` for entries whose keys are strings and values plain, as `plainRootDictionary` gives
+  /// them, when no key repeats; nil otherwise (then `split` decides).
+  private static func splitPlain(_ pairs: [ArchivedDictionaryEntry]) -> (
+    plain: PropertyListDictionary, archived: [String: ArchivedValue], order: [String]
+  )? {
+    var entries = [PropertyListDictionary.Element]()
+    entries.reserveCapacity(pairs.count)
+    var order = [String]()
+    order.reserveCapacity(pairs.count)
+    for pair in pairs {
+      guard case .string(let key, _) = pair.key else { return nil }
+      let value: PropertyListValue
+      switch pair.value {
+      case .string(let string, false): value = .string(string)
+      case .integer(let integer): value = .integer(integer)
+      case .real(let real): value = .real(real)
+      case .boolean(let flag): value = .boolean(flag)
+      case .data(let data, false): value = .data(data)
+      default: return nil
+      }
+      // A handful of keys: comparing them pairwise is cheaper than hashing.
+      let length = key.utf8.count
+      for earlier in order where earlier.utf8.count == length && earlier == key { return nil }
+      order.append(key)
+      entries.append((key, value))
+    }
+    return (PropertyListDictionary(uniqueKeys: entries), [:], order)
+  }
+
   private static func holdsResumeKeys(_ dictionary: PropertyListDictionary) -> Bool {
-    dictionary.keys.contains { ResumeDataKey.known.contains($0) }
+    dictionary.entries.contains { ResumeDataKey.isKnown($0.key) }
   }
 
   /// v1, v2 or v4 from the contents: the info version when it names one, else the partial-file key.
@@ -449,11 +479,11 @@ public struct ResumeData: Sendable, Hashable {
   public var unknownKeys: [String] {
     // One pass, building nothing for the usual blob, which has none.
     var keys = [String]()
-    for entry in entries.entries where !ResumeDataKey.known.contains(entry.key) {
+    for entry in entries.entries where !ResumeDataKey.isKnown(entry.key) {
       keys.append(entry.key)
     }
     if !archivedEntries.isEmpty {
-      keys += archivedEntries.keys.filter { !ResumeDataKey.known.contains($0) }.sorted()
+      keys += archivedEntries.keys.filter { !ResumeDataKey.isKnown($0) }.sorted()
     }
     if generation == .networkFrameworkWebKit { keys.removeAll { $0 == "data" } }
     return keys
