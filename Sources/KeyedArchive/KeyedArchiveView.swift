@@ -172,6 +172,11 @@ package struct KeyedArchiveView {
     guard uid < UInt64(count), let classUID = classUID(ofInstance: object(uid)) else {
       return false
     }
+    return classChainContains(classUID, className)
+  }
+
+  /// Whether the class chain of a checked class object contains `className`.
+  package func classChainContains(_ classUID: UInt64, _ className: StaticString) -> Bool {
     let (name, classes) = classNames(classUID)
     guard let classes else { return table.isString(name, equalTo: className) }
     for position in 0..<table.count(classes)

@@ -1,12 +1,13 @@
 import Foundation
 @_spi(InPlace) import PropertyList
+import Synchronization
 
 /// A keyed archive that is decoded from its bytes only when first asked for, for views that read
 /// their typed fields straight from the bytes (see `KeyedArchiveView`).
 ///
 /// The bytes have already been checked to decode, so decoding cannot fail. Immutable once decoded,
-/// and the decoding is guarded by a lock, so the box can be shared across threads.
-package final class LazyKeyedArchive: @unchecked Sendable, Hashable {
+/// and the decoding is guarded by a mutex, so the box can be shared across threads.
+package final class LazyKeyedArchive: Sendable, Hashable {
   /// How the bytes become an archive: each way reproduces, exactly, what the eager path it stands in
   /// for would have built.
   package enum Recipe: Sendable {
@@ -16,20 +17,23 @@ package final class LazyKeyedArchive: @unchecked Sendable, Hashable {
     case propertyList(PropertyListLimits)
   }
 
-  private let lock = NSLock()
-  // Guarded by `lock`; set once.
-  private var decoded: KeyedArchive?
+  // Set once, and the checked plist the bytes were read through until the archive is decoded,
+  // and whether the bytes are their own encoding once that has been checked: what `encoded()`
+  // needs to write an archive without decoding it. A `Mutex` rather than a lock object: one
+  // allocation fewer per archive.
+  private struct State: @unchecked Sendable {
+    // The view is only touched under the mutex.
+    var decoded: KeyedArchive?
+    var view: BinaryPropertyListView?
+    var reproducesBytes: Bool?
+  }
+  private let state: Mutex<State>
   private let bytes: Data?
   private let recipe: Recipe?
-  // Guarded by `lock`. The checked plist the bytes were read through, until the archive is
-  // decoded, and whether the bytes are their own encoding once that has been checked: what
-  // `encoded()` needs to write an archive without decoding it.
-  private var view: BinaryPropertyListView?
-  private var reproducesBytes: Bool?
 
   /// A box around an archive already decoded.
   package init(_ archive: KeyedArchive) {
-    decoded = archive
+    state = Mutex(State(decoded: archive))
     bytes = nil
     recipe = nil
   }
@@ -41,21 +45,21 @@ package final class LazyKeyedArchive: @unchecked Sendable, Hashable {
   package init(bytes: Data, recipe: Recipe, view: BinaryPropertyListView? = nil) {
     self.bytes = bytes
     self.recipe = recipe
-    self.view = view
+    state = Mutex(State(view: view))
   }
 
   /// Whether the archive has not been decoded yet.
   package var isPending: Bool {
-    lock.withLock { decoded == nil }
+    state.withLock { $0.decoded == nil }
   }
 
   /// The archive, decoded now if it was not yet.
   package var archive: KeyedArchive {
-    lock.withLock {
-      if let decoded { return decoded }
+    state.withLock { state in
+      if let decoded = state.decoded { return decoded }
       let archive = Self.decode(bytes ?? Data(), recipe ?? .decoding(.default))
-      decoded = archive
-      view = nil
+      state.decoded = archive
+      state.view = nil
       return archive
     }
   }
@@ -66,13 +70,13 @@ package final class LazyKeyedArchive: @unchecked Sendable, Hashable {
   ///
   /// - Throws: what `KeyedArchive.encoded()` throws.
   package func encoded() throws -> Data {
-    let reproduced = lock.withLock { () -> Data? in
-      guard decoded == nil, let bytes, case .propertyList? = recipe else { return nil }
-      if reproducesBytes == nil {
-        reproducesBytes = view.map(ArchiverFlattener.reproducesBytes) ?? false
-        view = nil
+    let reproduced = state.withLock { state -> Data? in
+      guard state.decoded == nil, let bytes, case .propertyList? = recipe else { return nil }
+      if state.reproducesBytes == nil {
+        state.reproducesBytes = state.view.map(ArchiverFlattener.reproducesBytes) ?? false
+        state.view = nil
       }
-      return reproducesBytes == true ? bytes : nil
+      return state.reproducesBytes == true ? bytes : nil
     }
     if let reproduced { return reproduced }
     return try archive.encoded()

@@ -119,26 +119,51 @@ struct InPlaceRequest {
   private static func read(_ archive: KeyedArchiveView) -> (
     fields: Int, classUID: UInt64, layout: URLRequestArchive.Layout, slotUIDs: [UInt64]
   )? {
+    let table = archive.table
     let rootUID = archive.rootUID
     let fields = archive.object(rootUID)
-    guard let classUID = archive.classUID(ofInstance: fields),
-      archive.isInstance(rootUID, of: "NSURLRequest")
-    else { return nil }
+    guard table.isKind(fields, .dictionary) else { return nil }
+    // The named fields in one pass over the keys (ASCII and distinct: the plist is plain), rather
+    // than a search for each.
+    var classField: Int?
+    var hasProtocolSlot = false
+    var three: Int?
+    var declared: Int?
+    let fieldCount = table.count(fields)
+    for position in 0..<fieldCount {
+      guard let key = table.asciiBytes(table.key(fields, position)) else { continue }
+      func isKey(_ name: StaticString) -> Bool {
+        key.count == name.utf8CodeUnitCount
+          && memcmp(key.baseAddress!, name.utf8Start, key.count) == 0
+      }
+      switch key.count {
+      case 2:
+        if isKey("$3") { three = table.value(fields, position) }
+        if isKey("$2") { declared = table.value(fields, position) }
+      case 6:
+        if isKey("$class") { classField = table.value(fields, position) }
+      case 31:
+        if isKey("__nsurlrequest_proto_prop_obj_0") { hasProtocolSlot = true }
+      default: break
+      }
+    }
+    // As `classUID(ofInstance:)` and `isInstance(_:of:)` read the root (the view has checked that
+    // every `$class` field names a class object).
+    guard let classField else { return nil }
+    let classUID = table.uid(classField)
+    guard archive.classChainContains(classUID, "NSURLRequest") else { return nil }
     let layout: URLRequestArchive.Layout
-    if archive.table.value(fields, forKey: "__nsurlrequest_proto_prop_obj_0") != nil {
+    if hasProtocolSlot {
       layout = .standard
-    } else if let three = archive.table.value(fields, forKey: "$3"),
-      archive.table.isKind(three, .uid)
-    {
+    } else if let three, table.isKind(three, .uid) {
       layout = .dollarNumbered
     } else {
       return nil
     }
-    // As `findSlotUIDs` reads them, from the bytes of the keys (ASCII: the plist is plain).
+    // As `findSlotUIDs` reads them, from the bytes of the keys.
     var count = 0
-    if let declared = archive.table.value(fields, forKey: "$2"),
-      archive.table.isKind(declared, .integer),
-      let value = archive.table.integer(declared).int64Value
+    if let declared, table.isKind(declared, .integer),
+      let value = table.integer(declared).int64Value
     {
       count = max(0, min(Int(value), 4096))
     }
@@ -146,15 +171,15 @@ struct InPlaceRequest {
     let prefix: StaticString = layout == .standard ? "__nsurlrequest_proto_prop_obj_" : "$"
     let offset = layout == .standard ? 0 : 3
     let prefixBytes = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
-    for position in 0..<archive.table.count(fields) {
-      let value = archive.table.value(fields, position)
-      guard archive.table.isKind(value, .uid),
-        let key = archive.table.asciiBytes(archive.table.key(fields, position)),
+    for position in 0..<fieldCount {
+      let value = table.value(fields, position)
+      guard table.isKind(value, .uid),
+        let key = table.asciiBytes(table.key(fields, position)),
         let number = URLRequestArchive.slotNumber(
           key.assumingMemoryBound(to: UInt8.self), prefix: prefixBytes)
       else { continue }
       let slot = number - offset
-      if slot >= 0, slot < count { uids[slot] = archive.table.uid(value) }
+      if slot >= 0, slot < count { uids[slot] = table.uid(value) }
     }
     return (fields, classUID, layout, uids)
   }

@@ -35,6 +35,10 @@ extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
   // `cache` (what the walk's positive expanded sizes mean to the view), else 0.
   private func scanObjects() throws -> (plain: Bool, maximumUID: UInt64?) {
     let objectCount = trailer.objectCount
+    // Each key string's fingerprint, computed once however many dictionaries use it (0: not yet).
+    let prints = UnsafeMutablePointer<UInt64>.allocate(capacity: objectCount)
+    prints.initialize(repeating: 0, count: objectCount)
+    defer { prints.deallocate() }
     let referenceSize = trailer.objectRefSize
     var plain = true
     var maximumUID: UInt64?
@@ -94,29 +98,42 @@ extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
         visits += references
         guard visits <= limits.maximumVisitedElements else { throw Gaveup() }
         record(index, ByteSpan(start: start, count: count))
-        var position = start
-        for _ in 0..<references {
-          let target = Int(
-            truncatingIfNeeded: Self.readSizedUInt(bytes, position, referenceSize))
-          guard target >= 0, target < objectCount else { throw Gaveup() }
-          let kind = bytes[offsets[target]] >> 4
-          if kind == 0xA || kind == 0xD {
-            // Upward and unshared: no cycle, and no expansion. (A container at or below this
-            // index has been recorded already, so the second test alone implies the first.)
-            guard target > index, expandedSize[target] == 0 else { throw Gaveup() }
-            expandedSize[target] = -(depth + 1)
+        // One-byte references, what files of up to 256 objects use, in a loop of their own.
+        if referenceSize == 1 {
+          for position in start..<(start &+ references) {
+            try checkReference(Int(bytes[position]), from: index, depth: depth)
           }
-          position &+= referenceSize
+        } else {
+          var position = start
+          for _ in 0..<references {
+            try checkReference(
+              Int(truncatingIfNeeded: Self.readSizedUInt(bytes, position, referenceSize)),
+              from: index, depth: depth)
+            position &+= referenceSize
+          }
         }
         if isDictionary {
           if count > PropertyListDictionary.indexThreshold { plain = false }
-          try checkKeys(count: count, start: start, plain: &plain)
+          try checkKeys(count: count, start: start, plain: &plain, prints: prints)
         }
       default:
         throw Gaveup()
       }
     }
     return (plain, maximumUID)
+  }
+
+  /// Checks a reference from container `index` at `depth`, and marks a container it names.
+  @inline(__always)
+  private func checkReference(_ target: Int, from index: Int, depth: Int) throws {
+    guard target >= 0, target < trailer.objectCount else { throw Gaveup() }
+    let kind = bytes[offsets[target]] >> 4
+    if kind == 0xA || kind == 0xD {
+      // Upward and unshared: no cycle, and no expansion. (A container at or below this index
+      // has been recorded already, so the second test alone implies the first.)
+      guard target > index, expandedSize[target] == 0 else { throw Gaveup() }
+      expandedSize[target] = -(depth + 1)
+    }
   }
 
   @inline(__always)
@@ -150,9 +167,11 @@ extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
 
   /// Checks that a dictionary's keys are strings, and clears `plain` when one is not ASCII or two
   /// are equal.
-  private func checkKeys(count: Int, start: Int, plain: inout Bool) throws {
+  private func checkKeys(
+    count: Int, start: Int, plain: inout Bool, prints: UnsafeMutablePointer<UInt64>
+  ) throws {
     let referenceSize = trailer.objectRefSize
-    // One bit per fingerprint's low 7 bits: a key whose bit is clear differs from every earlier
+    // One bit per fingerprint's top 7 bits: a key whose bit is clear differs from every earlier
     // key, so keys are compared only on the rare shared bit.
     var seen: (UInt64, UInt64) = (0, 0)
     for entry in 0..<count {
@@ -165,17 +184,23 @@ extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
         plain = false
         continue
       }
-      let keyBytes = try asciiKey(key)
-      let print = keyFingerprint(keyBytes)
+      var print = prints[key]
+      if print == 0 {
+        print = keyFingerprint(try asciiKey(key))
+        prints[key] = print
+      }
       // The top bits: the multiplications that make the fingerprint mix upwards.
       let bit = UInt64(1) << (print >> 58)
       let high = print >> 57 & 1 == 1
       if (high ? seen.1 : seen.0) & bit != 0 {
+        // Earlier keys' fingerprints are known: bytes are compared only when two are equal.
         for earlierEntry in 0..<entry {
-          let earlier = try asciiKey(
-            Int(
-              truncatingIfNeeded: Self.readSizedUInt(
-                bytes, start + earlierEntry * referenceSize, referenceSize)))
+          let earlierKey = Int(
+            truncatingIfNeeded: Self.readSizedUInt(
+              bytes, start + earlierEntry * referenceSize, referenceSize))
+          guard prints[earlierKey] == print else { continue }
+          let earlier = try asciiKey(earlierKey)
+          let keyBytes = try asciiKey(key)
           if earlier.count == keyBytes.count,
             memcmp(earlier.baseAddress!, keyBytes.baseAddress!, keyBytes.count) == 0
           {
