@@ -231,7 +231,7 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// The class of the request object (`NSURLRequest` or `NSMutableURLRequest`).
   public var className: String {
-    fast?.values.className ?? archive.classChain(ofObject: archive.rootUID)?.first ?? ""
+    fast?.otherValues.className ?? archive.classChain(ofObject: archive.rootUID)?.first ?? ""
   }
 
   /// The key under `$top` that names the request object (`KeyedArchive.rootKey`).
@@ -273,7 +273,7 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// The main document URL, as an absolute string.
   public var mainDocumentURL: String? {
-    if let known = fast?.values.mainDocumentURL { return known }
+    if let known = fast?.otherValues.mainDocumentURL { return known }
     if case .url(let url)? = slotValue(.mainDocumentURL) { return url.absoluteString }
     return nil
   }
@@ -338,7 +338,7 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// The body.
   public var body: Data? {
-    if let known = fast?.values.body { return known }
+    if let known = fast?.otherValues.body { return known }
     if case .data(let data, _)? = slotValue(.body) { return data }
     return nil
   }
@@ -350,27 +350,27 @@ public struct URLRequestArchive: Sendable, Hashable {
   }
   /// The cache policy.
   public var cachePolicy: Int? {
-    if let fast { return fast.values.cachePolicy }
+    if let fast { return fast.otherValues.cachePolicy }
     return integerValue(.cachePolicy)
   }
   /// HTTPShouldHandleCookies.
   public var httpShouldHandleCookies: Bool? {
-    if let fast { return fast.values.httpShouldHandleCookies }
+    if let fast { return fast.otherValues.httpShouldHandleCookies }
     return boolValue(.httpShouldHandleCookies)
   }
   /// allowsCellularAccess.
   public var allowsCellularAccess: Bool? {
-    if let fast { return fast.values.allowsCellularAccess }
+    if let fast { return fast.otherValues.allowsCellularAccess }
     return boolValue(.allowsCellularAccess)
   }
   /// The network service type.
   public var networkServiceType: Int? {
-    if let fast { return fast.values.networkServiceType }
+    if let fast { return fast.otherValues.networkServiceType }
     return integerValue(.networkServiceType)
   }
   /// The request priority.
   public var priority: Int? {
-    if let fast { return fast.values.priority }
+    if let fast { return fast.otherValues.priority }
     return integerValue(.priority)
   }
 

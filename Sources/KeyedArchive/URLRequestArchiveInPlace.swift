@@ -16,14 +16,20 @@ import Synchronization
 /// Immutable once read, and the reading is guarded by a mutex, so the box can be shared across
 /// threads.
 final class FastFields: Sendable {
-  // The request until its fields and headers are read, then those. The headers are read apart:
-  // they cost as much as every other field together, and are often not needed. A `Mutex` rather
+  // The request until all three groups (the common fields, the rest, the headers) are read, then
+  // those. Each group is read apart: a typical reader asks for the URL and method, sometimes the
+  // headers (which cost as much as every other field together), rarely the rest. A `Mutex` rather
   // than a lock object: one allocation fewer per request read.
   private struct State: @unchecked Sendable {
     // The checked plist it reads is only touched under the mutex, and dropped once read.
     var request: InPlaceRequest?
-    var read: FastFieldValues?
-    var readHeaders: [(name: String, value: String)]??
+    var common: FastFieldValues?
+    var others: FastOtherValues?
+    var headers: [(name: String, value: String)]??
+
+    mutating func dropRequestWhenDone() {
+      if common != nil, others != nil, headers != nil { request = nil }
+    }
   }
   private let state: Mutex<State>
 
@@ -31,14 +37,24 @@ final class FastFields: Sendable {
     state = Mutex(State(request: request))
   }
 
-  /// The fields but the headers, read now if they were not yet.
+  /// The common fields, read now if they were not yet.
   var values: FastFieldValues {
     state.withLock { state in
-      if let read = state.read { return read }
-      // `request` is set until both the fields and the headers are read, and only then cleared.
+      if let common = state.common { return common }
       let values = FastFieldValues(state.request!)
-      state.read = values
-      if state.readHeaders != nil { state.request = nil }
+      state.common = values
+      state.dropRequestWhenDone()
+      return values
+    }
+  }
+
+  /// The other fields but the headers, read now if they were not yet.
+  var otherValues: FastOtherValues {
+    state.withLock { state in
+      if let others = state.others { return others }
+      let values = FastOtherValues(state.request!)
+      state.others = values
+      state.dropRequestWhenDone()
       return values
     }
   }
@@ -46,25 +62,36 @@ final class FastFields: Sendable {
   /// `InPlaceRequest.headerFields()`, read now if it was not yet.
   var headerFields: [(name: String, value: String)]? {
     state.withLock { state in
-      if let readHeaders = state.readHeaders { return readHeaders }
+      if let headers = state.headers { return headers }
       let headers = state.request!.headerFields()
-      state.readHeaders = .some(headers)
-      if state.read != nil { state.request = nil }
+      state.headers = .some(headers)
+      state.dropRequestWhenDone()
       return headers
     }
   }
 }
 
-/// The typed fields of a request read in place. Double optionals: the outer nil means "not read
-/// here, ask the archive", the inner one is the accessor's own nil.
+/// The common typed fields of a request read in place. Double optionals: the outer nil means "not
+/// read here, ask the archive", the inner one is the accessor's own nil.
 final class FastFieldValues: Sendable {
   let rootKey: String
-  let className: String
   let url: String??
-  let mainDocumentURL: String??
   let httpMethod: String??
-  let body: Data??
   let timeoutInterval: Double?
+
+  init(_ request: InPlaceRequest) {
+    rootKey = request.archive.rootKey
+    url = request.url(.url)
+    httpMethod = request.httpMethod()
+    timeoutInterval = request.real(.timeoutInterval)
+  }
+}
+
+/// The other typed fields of a request read in place, as `FastFieldValues` holds them.
+final class FastOtherValues: Sendable {
+  let className: String
+  let mainDocumentURL: String??
+  let body: Data??
   let cachePolicy: Int?
   let httpShouldHandleCookies: Bool?
   let allowsCellularAccess: Bool?
@@ -72,13 +99,9 @@ final class FastFieldValues: Sendable {
   let priority: Int?
 
   init(_ request: InPlaceRequest) {
-    rootKey = request.archive.rootKey
     className = request.archive.mostDerivedClassName(request.classUID)
-    url = request.url(.url)
     mainDocumentURL = request.url(.mainDocumentURL)
-    httpMethod = request.httpMethod()
     body = request.body()
-    timeoutInterval = request.real(.timeoutInterval)
     cachePolicy = request.integer(.cachePolicy)
     httpShouldHandleCookies = request.boolean(.httpShouldHandleCookies)
     allowsCellularAccess = request.boolean(.allowsCellularAccess)
