@@ -52,21 +52,28 @@ package struct KeyedArchiveView {
     // range, none in `$objects` is; otherwise the eager path finds which (or, when the UID lies
     // outside `$objects`, accepts the archive).
     if let maximum = plist.maximumUID, maximum >= UInt64(count) { return nil }
-    // Class objects are shared by their instances: each is checked once.
-    var checkedClasses = [UInt64]()
-    for index in 0..<count {
-      let object = table.element(objects, index)
-      guard table.isKind(object, .dictionary),
-        let classField = table.value(object, forKey: "$class")
-      else { continue }
-      guard table.isKind(classField, .uid) else { return nil }
-      let classUID = table.uid(classField)
-      if checkedClasses.contains(classUID) { continue }
-      guard Self.isClassObject(classUID, objects: objects, count: count, in: table) else {
-        return nil
+    // Class objects are shared by their instances: each is checked once. (On the stack: at most
+    // one class per object.)
+    let classesAreValid = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count) {
+      checked in
+      var checkedCount = 0
+      for index in 0..<count {
+        let object = table.element(objects, index)
+        guard table.isKind(object, .dictionary),
+          let classField = table.value(object, forKey: "$class")
+        else { continue }
+        guard table.isKind(classField, .uid) else { return false }
+        let classUID = table.uid(classField)
+        if checked[..<checkedCount].contains(classUID) { continue }
+        guard Self.isClassObject(classUID, objects: objects, count: count, in: table) else {
+          return false
+        }
+        checked[checkedCount] = classUID
+        checkedCount += 1
       }
-      checkedClasses.append(classUID)
+      return true
     }
+    guard classesAreValid else { return nil }
     self.plist = plist
     self.table = table
     self.envelope = envelope
