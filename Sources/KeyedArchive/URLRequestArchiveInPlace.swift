@@ -38,35 +38,27 @@ final class FastFields: Sendable {
   }
 
   /// The common fields, read now if they were not yet.
-  var values: FastFieldValues {
-    state.withLock { state in
-      if let common = state.common { return common }
-      let values = FastFieldValues(state.request!)
-      state.common = values
-      state.dropRequestWhenDone()
-      return values
-    }
-  }
+  var values: FastFieldValues { read(\.common, FastFieldValues.init) }
 
   /// The other fields but the headers, read now if they were not yet.
-  var otherValues: FastOtherValues {
-    state.withLock { state in
-      if let others = state.others { return others }
-      let values = FastOtherValues(state.request!)
-      state.others = values
-      state.dropRequestWhenDone()
-      return values
-    }
-  }
+  var otherValues: FastOtherValues { read(\.others, FastOtherValues.init) }
 
   /// `InPlaceRequest.headerFields()`, read now if it was not yet.
   var headerFields: [(name: String, value: String)]? {
+    read(\.headers) { $0.headerFields() }
+  }
+
+  // A group, read from the request on first use.
+  @inline(__always)
+  private func read<Group: Sendable>(
+    _ group: WritableKeyPath<State, Group?>, _ make: (InPlaceRequest) -> Group
+  ) -> Group {
     state.withLock { state in
-      if let headers = state.headers { return headers }
-      let headers = state.request!.headerFields()
-      state.headers = .some(headers)
+      if let read = state[keyPath: group] { return read }
+      let read = make(state.request!)
+      state[keyPath: group] = read
       state.dropRequestWhenDone()
-      return headers
+      return read
     }
   }
 }
