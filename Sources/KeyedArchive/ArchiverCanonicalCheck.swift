@@ -25,6 +25,8 @@ extension ArchiverFlattener {
 /// objects.
 private struct CanonicalCheck {
   let plist: BinaryPropertyListView
+  // The plist's objects, whose accessors inline (the view's own do not).
+  let table: BinaryObjects
   let bytes: UnsafeRawBufferPointer
   let referenceSize: Int
   // The index the flattener gives its next object, and where the writer puts it.
@@ -42,6 +44,7 @@ private struct CanonicalCheck {
   var expected: [UInt8] = []
 
   init(_ plist: BinaryPropertyListView) {
+    table = plist.objects
     self.plist = plist
     bytes = plist.rawBytes
     referenceSize = BinaryObjectEncoding.byteCount(UInt64(plist.objectCount))
@@ -102,15 +105,15 @@ private struct CanonicalCheck {
     // The frequent kinds are compared in place, byte for byte as `Emitter.appendScalar` writes
     // them; the rest go through the writer itself.
     let length: Int?
-    switch plist.kind(object) {
+    switch table.kind(object) {
     case .uid:
-      let uid = plist.uid(object)
+      let uid = table.uid(object)
       let size = uid <= 0xFF ? 1 : uid <= 0xFFFF ? 2 : uid <= 0xFFFF_FFFF ? 4 : 8
       length = holds(0x80 | UInt8(size - 1), uid, size: size, at: position) ? 1 + size : nil
     case .boolean:
-      length = holds(plist.boolean(object) ? 0x09 : 0x08, 0, size: 0, at: position) ? 1 : nil
+      length = holds(table.boolean(object) ? 0x09 : 0x08, 0, size: 0, at: position) ? 1 : nil
     case .integer:
-      let integer = plist.integer(object)
+      let integer = table.integer(object)
       if integer.needsUnsignedStorage {
         length =
           holds(0x14, 0, size: 8, at: position)
@@ -118,14 +121,14 @@ private struct CanonicalCheck {
       } else {
         length = integerLength(integer.bitPattern, at: position)
       }
-    case .string where plist.asciiBytes(object) != nil:
+    case .string where table.asciiBytes(object) != nil:
       // ASCII text is written as it is: only the marker and count can differ, when the object
       // is the one the input holds here.
-      let count = plist.count(object)
+      let count = table.count(object)
       length =
         object == next ? markerLength(0x50, count: count, at: position).map { $0 + count } : nil
     case .data:
-      let count = plist.count(object)
+      let count = table.count(object)
       length =
         object == next ? markerLength(0x40, count: count, at: position).map { $0 + count } : nil
     default:
@@ -173,7 +176,7 @@ private struct CanonicalCheck {
   /// Appends a container's marker and count; its references are checked as its children are.
   private mutating func appendContainer(_ reference: Int, marker: UInt8, references: Int) -> Bool {
     guard claim(reference),
-      let header = markerLength(marker, count: plist.count(reference), at: position)
+      let header = markerLength(marker, count: table.count(reference), at: position)
     else { return false }
     let (size, overflow) = references.multipliedReportingOverflow(by: referenceSize)
     guard !overflow, position <= plist.offsetTableOffset - header - size else { return false }
@@ -186,16 +189,16 @@ private struct CanonicalCheck {
 
   /// `State.flatten` of the object `reference` names: whether it gives that index.
   private mutating func walk(_ reference: Int, isObjectsEntry: Bool, isObjectsArray: Bool) -> Bool {
-    switch plist.kind(reference) {
+    switch table.kind(reference) {
     case .string:
       if isObjectsEntry { return appendScalar(reference) }
       return constant(reference, isKey: false)
     case .integer:
-      let integer = plist.integer(reference)
+      let integer = table.integer(reference)
       return number(
         reference, bits: integer.bitPattern, kind: integer.needsUnsignedStorage ? 1 : 0)
     case .real:
-      let value = plist.real(reference).value
+      let value = table.real(reference).value
       return number(
         reference, bits: value.isNaN ? Double.nan.bitPattern : value == 0 ? 0 : value.bitPattern,
         kind: 2)
@@ -209,21 +212,21 @@ private struct CanonicalCheck {
       return appendScalar(reference)
     case .boolean:
       // Every occurrence is written; references resolve to the first.
-      let flag = plist.boolean(reference)
+      let flag = table.boolean(reference)
       let first = (flag ? firstTrue : firstFalse) ?? next
       if flag { firstTrue = first } else { firstFalse = first }
       return first == reference && appendEncoding(of: reference)
     case .uid:
-      let uid = plist.uid(reference)
+      let uid = table.uid(reference)
       let first = uids.first(where: { $0.uid == uid })?.index ?? next
       if first == next { uids.append((uid, next)) }
       return first == reference && appendEncoding(of: reference)
     case .array:
-      let count = plist.count(reference)
+      let count = table.count(reference)
       guard appendContainer(reference, marker: 0xA0, references: count) else { return false }
       for position in 0..<count
       where !walk(
-        plist.element(reference, position), isObjectsEntry: isObjectsArray,
+        table.element(reference, position), isObjectsEntry: isObjectsArray,
         isObjectsArray: false)
       {
         return false
@@ -235,25 +238,25 @@ private struct CanonicalCheck {
   }
 
   private mutating func dictionary(_ reference: Int, isObjectsEntry: Bool) -> Bool {
-    let count = plist.count(reference)
+    let count = table.count(reference)
     let (references, overflow) = count.multipliedReportingOverflow(by: 2)
     guard !overflow, appendContainer(reference, marker: 0xD0, references: references) else {
       return false
     }
     let isTopLevel = reference == 0
-    for position in 0..<count where !constant(plist.key(reference, position), isKey: true) {
+    for position in 0..<count where !constant(table.key(reference, position), isKey: true) {
       return false
     }
     var unsharedClassName: Int?
-    if isObjectsEntry, let name = plist.value(reference, forKey: "$classname"),
-      plist.isKind(name, .string), plist.value(reference, forKey: "$classes") != nil,
-      !ArchiverFlattener.sharedClassNames.contains(plist.string(name))
+    if isObjectsEntry, let name = table.value(reference, forKey: "$classname"),
+      table.isKind(name, .string), table.value(reference, forKey: "$classes") != nil,
+      !ArchiverFlattener.sharedClassNames.contains(table.string(name))
     {
       unsharedClassName = name
     }
     for position in 0..<count {
-      let key = plist.key(reference, position)
-      let value = plist.value(reference, position)
+      let key = table.key(reference, position)
+      let value = table.value(reference, position)
       if let name = unsharedClassName, plist.isString(key, equalTo: "$classname") {
         // A class name of its own, not the constant.
         guard value == name, appendScalar(value) else { return false }
@@ -271,7 +274,7 @@ private struct CanonicalCheck {
   /// `State.constant`: strings shared by their text, keys apart from values. Only ASCII text is
   /// followed (Swift's string equality, which the flattener's lookup uses, is then byte equality).
   private mutating func constant(_ reference: Int, isKey: Bool) -> Bool {
-    guard let text = plist.asciiBytes(reference) else { return false }
+    guard let text = table.asciiBytes(reference) else { return false }
     // Not through a local copy of the list: appending while a copy is alive would copy it.
     if let first = firstConstant(equalTo: text, in: isKey ? keyConstants : valueConstants) {
       return first == reference
@@ -282,7 +285,7 @@ private struct CanonicalCheck {
 
   private func firstConstant(equalTo text: UnsafeRawBufferPointer, in known: [Int]) -> Int? {
     for first in known {
-      guard let other = plist.asciiBytes(first), other.count == text.count,
+      guard let other = table.asciiBytes(first), other.count == text.count,
         memcmp(other.baseAddress!, text.baseAddress!, text.count) == 0
       else { continue }
       return first

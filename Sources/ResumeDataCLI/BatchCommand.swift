@@ -209,7 +209,7 @@ struct BatchRunner: Sendable {
     // While one window is processed, the next is read and the one before written: reading and
     // writing take no thread away from the records.
     var inFlight: WindowInFlight?
-    var output: [UInt8] = []
+    var output = Data()
     while true {
       var window: [LineReader.Line] = []
       var bytes = 0
@@ -262,7 +262,7 @@ struct BatchRunner: Sendable {
   }
 
   /// Writes a window's results in order; whether every record was ok.
-  private func write(_ results: [BatchProcessor.Result], into buffer: inout [UInt8]) -> Bool {
+  private func write(_ results: [BatchProcessor.Result], into buffer: inout Data) -> Bool {
     // One buffer for every window: its memory is reused, not asked of the system each time.
     buffer.removeAll(keepingCapacity: true)
     var allOk = true
@@ -273,7 +273,8 @@ struct BatchRunner: Sendable {
       buffer.append(UInt8(ascii: "\n"))
       allOk = allOk && result.ok
     }
-    streams.writeStandardOutput(Data(buffer))
+    // Handed over as it is (the writer does not keep it), so its storage is reused next time.
+    streams.writeStandardOutput(buffer)
     return allOk
   }
 

@@ -134,7 +134,7 @@ struct BatchProcessor: Sendable {
       // a String and copied into the line, it would cost more than the whole repair.
       output.add("blob", "\"")
       result.output = output.openText
-      result.outputBlob = bytes.base64EncodedData()
+      result.outputBlob = Base64Encoding.encode(bytes)
       result.outputTail = "\",\"written\":null}"
       return result.succeeded()
     }

@@ -256,12 +256,12 @@ private struct JSONScanner {
     let opening = position
     position += 1
     let start = position
-    skipPlainStringBytes()
+    let sawNonASCII = skipPlainStringBytes()
     if peek == UInt8(ascii: "\"") {
       let range = start..<position
       position += 1
       let text = UnsafeBufferPointer(rebasing: bytes[range])
-      guard !text.contains(where: { $0 >= 0x80 }) || String(validating: text, as: UTF8.self) != nil
+      guard !sawNonASCII || String(validating: text, as: UTF8.self) != nil
       else { throw failure("a string is not valid UTF-8", at: opening) }
       return .plain(range)
     }
@@ -305,7 +305,10 @@ private struct JSONScanner {
 
   /// Moves the cursor past the bytes that stand for themselves in a string (not `"`, `\\` or a
   /// control character): eight at a time while none of the eight is special.
-  private mutating func skipPlainStringBytes() {
+  ///
+  /// - Returns: whether any of them is not ASCII (then the string must be checked to be UTF-8).
+  private mutating func skipPlainStringBytes() -> Bool {
+    var high: UInt64 = 0
     let ones: UInt64 = 0x0101_0101_0101_0101
     let highs: UInt64 = 0x8080_8080_8080_8080
     let base = UnsafeRawPointer(bytes.baseAddress)
@@ -319,11 +322,14 @@ private struct JSONScanner {
       let special =
         control | ((quote &- ones) & ~quote & highs) | ((backslash &- ones) & ~backslash & highs)
       guard special == 0 else { break }
+      high |= word & highs
       position += 8
     }
     while let byte = peek, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 {
+      high |= UInt64(byte & 0x80)
       position += 1
     }
+    return high != 0
   }
 
   private mutating func escape(into out: inout [UInt8]) throws(Failure) {

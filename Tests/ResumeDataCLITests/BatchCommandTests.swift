@@ -1,8 +1,9 @@
 import Foundation
 import ResumeData
-import ResumeDataCLI
 import Synchronization
 import Testing
+
+@testable import ResumeDataCLI
 
 /// One NDJSON record holding a blob.
 func blobRecord(_ id: String, _ blob: Data) -> String {
@@ -486,4 +487,30 @@ struct BatchPipelineTests {
     #expect(exact == count)
   }
 
+}
+
+/// `batch`'s own base64 encoder against Foundation's, whose output it replaces byte for byte.
+@Suite("Batch base64 encoding")
+struct BatchBase64Tests {
+  @Test("Every length from 0 to 300, of scrambled bytes, encodes as Foundation encodes it")
+  func matchesFoundation() {
+    for length in 0...300 {
+      // Every byte value turns up: a multiplicative scramble of the position and the length.
+      let data = Data(
+        (0..<length).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761 &+ length) >> 5) })
+      #expect(Base64Encoding.encode(data) == data.base64EncodedData(), "length \(length)")
+    }
+  }
+
+  @Test("Known vectors (RFC 4648, section 10)")
+  func vectors() {
+    let vectors = [
+      ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="),
+      ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy"),
+    ]
+    for (plain, encoded) in vectors {
+      #expect(Base64Encoding.encode(Data(plain.utf8)) == Data(encoded.utf8), "\(plain)")
+    }
+    #expect(Base64Encoding.encode(Data([0xFB, 0xFF, 0xBF])) == Data("+/+/".utf8))
+  }
 }
