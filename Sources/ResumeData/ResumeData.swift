@@ -95,9 +95,13 @@ public struct ResumeData: Sendable, Hashable {
   /// archive is decoded on first use of `archive`. Anything else, errors included, takes the eager
   /// path, with the same result.
   public init(decoding data: Data, limits: KeyedArchiveLimits = .default) throws {
-    self =
-      try ResumeData(readingInPlace: data, limits: limits)
-      ?? ResumeData(parsing: data, limits: limits)
+    // Not `??`: it would copy the blob read in place (retaining each of its references) rather
+    // than move it.
+    if let inPlace = ResumeData(readingInPlace: data, limits: limits) {
+      self = inPlace
+    } else {
+      self = try ResumeData(parsing: data, limits: limits)
+    }
     refreshRequests()
   }
 
