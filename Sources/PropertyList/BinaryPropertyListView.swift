@@ -21,9 +21,11 @@ package final class BinaryPropertyListView {
   package let topObject: Int
   /// Whether every dictionary has at most 64 entries, ASCII keys only, and no key twice: then a
   /// key found in the bytes is the key the reader's (folded) dictionary holds, with the same value,
-  /// and keys compare as bytes.
+  /// and keys compare as bytes. (When the one-pass scan decided, every dictionary of the file
+  /// counts, reachable or not: false is then only more cautious.)
   package let dictionariesArePlain: Bool
-  /// The largest UID reachable from the top, or nil when there is none.
+  /// The largest UID reachable from the top (or, when the one-pass scan decided, in the whole
+  /// file: never lower), or nil when there is none.
   package let maximumUID: UInt64?
 
   /// Whether the one-pass scan accepted the file (rather than the walk from the top).
