@@ -207,13 +207,14 @@ package struct KeyedArchiveView {
   }
 
   /// What `decodeRoot(limits:)` returns when the root is an NSDictionary or NSMutableDictionary
-  /// whose keys and values all name plain strings, numbers, booleans or data: its entries in
-  /// order, and whether it is mutable. Nil for any other root, or when decoding would fail.
+  /// whose keys all name plain strings and whose values all name plain strings, numbers, booleans
+  /// or data: its entries in order, as property-list values (what those decode to), and whether it
+  /// is mutable. Nil for any other root, or when decoding would fail.
   ///
   /// - Parameter knownKeys: strings to return for keys spelled as one of them, rather than a new
   ///   string read from the bytes (the caller's constants cost no allocation).
   package func plainRootDictionary(limits: KeyedArchiveLimits, knownKeys: [String] = []) -> (
-    entries: [ArchivedDictionaryEntry], mutable: Bool
+    entries: [PropertyListDictionary.Element], mutable: Bool
   )? {
     let root = rootUID
     guard root != 0, let classUID = classUID(ofInstance: object(root)) else { return nil }
@@ -226,35 +227,44 @@ package struct KeyedArchiveView {
       // The visits decoding makes (the dictionary, each key, each value) and its depth (one).
       1 + 2 * table.count(keys) <= limits.maximumVisits, limits.effectiveMaximumDepth >= 1
     else { return nil }
-    var entries = [ArchivedDictionaryEntry]()
+    var entries = [PropertyListDictionary.Element]()
     entries.reserveCapacity(table.count(keys))
     for position in 0..<table.count(keys) {
-      guard let key = plainValue(table.element(keys, position), knownStrings: knownKeys),
-        case .string = key,
+      guard let keyObject = plainObject(table.element(keys, position)),
+        table.isKind(keyObject, .string),
         let value = plainValue(table.element(values, position))
       else { return nil }
-      entries.append(ArchivedDictionaryEntry(key, value))
+      entries.append((key(keyObject, knownKeys), value))
     }
     return (entries, mutable)
   }
 
-  // A reference to a plain string, number, boolean or data object, decoded as the decoder does.
-  private func plainValue(_ reference: Int, knownStrings: [String] = []) -> ArchivedValue? {
+  // The object a reference to a plain object names: nil for anything but a UID other than 0.
+  private func plainObject(_ reference: Int) -> Int? {
     guard table.isKind(reference, .uid) else { return nil }
     let uid = table.uid(reference)
-    guard uid != 0 else { return nil }
-    let object = object(uid)
-    switch table.kind(object) {
-    case .string:
-      if let bytes = table.asciiBytes(object) {
-        for known in knownStrings where known.utf8.count == bytes.count {
-          var known = known
-          if known.withUTF8({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
-            return .string(known)
-          }
+    return uid == 0 ? nil : object(uid)
+  }
+
+  // A string object as a key: one of `knownKeys` when it is spelled so.
+  private func key(_ object: Int, _ knownKeys: [String]) -> String {
+    if let bytes = table.asciiBytes(object) {
+      for known in knownKeys where known.utf8.count == bytes.count {
+        var known = known
+        if known.withUTF8({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
+          return known
         }
       }
-      return .string(table.string(object))
+    }
+    return table.string(object)
+  }
+
+  // A reference to a plain string, number, boolean or data object, decoded as the decoder does
+  // (a plain string object decodes to an immutable string, plain data to immutable data).
+  private func plainValue(_ reference: Int) -> PropertyListValue? {
+    guard let object = plainObject(reference) else { return nil }
+    switch table.kind(object) {
+    case .string: return .string(table.string(object))
     case .integer: return .integer(table.integer(object))
     case .real: return .real(table.real(object))
     case .boolean: return .boolean(table.boolean(object))

@@ -128,8 +128,8 @@ public struct ResumeData: Sendable, Hashable {
       let view = KeyedArchiveView(data, limits: limits.propertyList),
       view.hasEnvelopeKey("$archiver"),
       let root = view.plainRootDictionary(limits: limits, knownKeys: ResumeDataKey.all),
-      let split = Self.splitPlain(root.entries)
-        ?? (try? Self.split(root.entries, rootKey: view.rootKey)),
+      // A key twice (nothing CFNetwork writes) is left to the eager path.
+      let split = Self.splitPlain(root.entries),
       Self.holdsResumeKeys(split.plain)
         || split.archived.keys.contains(where: ResumeDataKey.isKnown)
     else { return nil }
@@ -333,31 +333,20 @@ public struct ResumeData: Sendable, Hashable {
     return (plain, archived, order)
   }
 
-  /// `split` for entries whose keys are strings and values plain, as `plainRootDictionary` gives
-  /// them, when no key repeats; nil otherwise (then `split` decides).
-  private static func splitPlain(_ pairs: [ArchivedDictionaryEntry]) -> (
+  /// A root dictionary's plain entries, as `split` parts them (all plain, none archived), when no
+  /// key repeats; nil otherwise.
+  private static func splitPlain(_ entries: [PropertyListDictionary.Element]) -> (
     plain: PropertyListDictionary, archived: [String: ArchivedValue], order: [String]
   )? {
-    var entries = [PropertyListDictionary.Element]()
-    entries.reserveCapacity(pairs.count)
     var order = [String]()
-    order.reserveCapacity(pairs.count)
-    for pair in pairs {
-      guard case .string(let key, _) = pair.key else { return nil }
-      let value: PropertyListValue
-      switch pair.value {
-      case .string(let string, false): value = .string(string)
-      case .integer(let integer): value = .integer(integer)
-      case .real(let real): value = .real(real)
-      case .boolean(let flag): value = .boolean(flag)
-      case .data(let data, false): value = .data(data)
-      default: return nil
-      }
+    order.reserveCapacity(entries.count)
+    for entry in entries {
       // A handful of keys: comparing them pairwise is cheaper than hashing.
-      let length = key.utf8.count
-      for earlier in order where earlier.utf8.count == length && earlier == key { return nil }
-      order.append(key)
-      entries.append((key, value))
+      let length = entry.key.utf8.count
+      for earlier in order where earlier.utf8.count == length && earlier == entry.key {
+        return nil
+      }
+      order.append(entry.key)
     }
     return (PropertyListDictionary(uniqueKeys: entries), [:], order)
   }
