@@ -257,7 +257,7 @@ private struct CanonicalCheck {
     for position in 0..<count {
       let key = table.key(reference, position)
       let value = table.value(reference, position)
-      if let name = unsharedClassName, plist.isString(key, equalTo: "$classname") {
+      if let name = unsharedClassName, table.isString(key, equalTo: "$classname") {
         // A class name of its own, not the constant.
         guard value == name, appendScalar(value) else { return false }
         continue
@@ -265,7 +265,7 @@ private struct CanonicalCheck {
       guard
         walk(
           value, isObjectsEntry: false,
-          isObjectsArray: isTopLevel && plist.isString(key, equalTo: "$objects"))
+          isObjectsArray: isTopLevel && table.isString(key, equalTo: "$objects"))
       else { return false }
     }
     return true

@@ -173,16 +173,8 @@ package struct KeyedArchiveView {
     return table.string(name)
   }
 
-  /// `KeyedArchive.isInstance`: whether the object a UID names is an instance whose class chain
-  /// contains `className`.
-  package func isInstance(_ uid: UInt64, of className: StaticString) -> Bool {
-    guard uid < UInt64(count), let classUID = classUID(ofInstance: object(uid)) else {
-      return false
-    }
-    return classChainContains(classUID, className)
-  }
-
-  /// Whether the class chain of a checked class object contains `className`.
+  /// Whether the class chain of a checked class object contains `className`, as
+  /// `KeyedArchive.isInstance` reads it.
   package func classChainContains(_ classUID: UInt64, _ className: StaticString) -> Bool {
     let (name, classes) = classNames(classUID)
     guard let classes else { return table.isString(name, equalTo: className) }

@@ -162,7 +162,7 @@ struct InPlaceRequest {
       default: break
       }
     }
-    // As `classUID(ofInstance:)` and `isInstance(_:of:)` read the root (the view has checked that
+    // As `classUID(ofInstance:)` and `KeyedArchive.isInstance` read the root (the view has checked that
     // every `$class` field names a class object).
     guard let classField else { return nil }
     let classUID = table.uid(classField)

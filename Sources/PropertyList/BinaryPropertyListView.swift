@@ -7,13 +7,10 @@ import Foundation
 /// exactly the inputs the reader accepts and throws exactly the reader's errors: first as one pass
 /// over every object, which accepts the files writers produce, and, when that pass cannot decide,
 /// as the reader's own walk from the top (see `BinaryLinearScan.swift`). Every object reachable
-/// from the top has then been checked, and where its contents lie recorded, so the accessors,
-/// which must only be given such objects (found by following references from `topObject`), read
-/// without checking again. The view reads its own copy of the bytes.
+/// from the top has then been checked, and where its contents lie recorded, so the accessors of
+/// `objects`, which must only be given such objects (found by following references from
+/// `topObject`), read without checking again. The view reads its own copy of the bytes.
 package final class BinaryPropertyListView {
-  /// What an object is.
-  package typealias Kind = BinaryObjectKind
-
   // The copy of the input the parser reads; owned, freed on deinit.
   private let storage: UnsafeMutableRawBufferPointer
   private let parser: BinaryParser<SpanBuilder>
@@ -73,48 +70,12 @@ package final class BinaryPropertyListView {
 
   private var bytes: UnsafeRawBufferPointer { parser.bytes }
 
-  /// The objects, read in place: what the accessors below forward to, and what the in-place
-  /// readers of other layers use directly (its accessors inline into them; the class's do not).
+  /// The objects, read in place: what every reader of the view goes through (the accessors of a
+  /// struct inline into the other layers' readers; a class's methods would not).
   package let objects: BinaryObjects
 
-  /// What an object is.
-  package func kind(_ object: Int) -> Kind { objects.kind(object) }
-  /// Whether an object is of a kind.
-  package func isKind(_ object: Int, _ kind: Kind) -> Bool { objects.isKind(object, kind) }
   // The recorded contents of an object (see `BinaryObjects.contents`).
   private func contents(_ object: Int) -> (count: Int, start: Int) { objects.contents(object) }
-  /// The number of elements of an array, or entries of a dictionary.
-  package func count(_ object: Int) -> Int { objects.count(object) }
-  /// The object an array's element refers to.
-  package func element(_ array: Int, _ position: Int) -> Int { objects.element(array, position) }
-  /// The key object of a dictionary's entry.
-  package func key(_ dictionary: Int, _ position: Int) -> Int { objects.key(dictionary, position) }
-  /// The value object of a dictionary's entry.
-  package func value(_ dictionary: Int, _ position: Int) -> Int {
-    objects.value(dictionary, position)
-  }
-  /// The value object for a key of a plain dictionary (see `BinaryObjects.value(_:forKey:)`).
-  package func value(_ dictionary: Int, forKey key: StaticString) -> Int? {
-    objects.value(dictionary, forKey: key)
-  }
-  /// The bytes of an ASCII string object, or nil for a UTF-16 one.
-  package func asciiBytes(_ object: Int) -> UnsafeRawBufferPointer? { objects.asciiBytes(object) }
-  /// Whether an object is a string equal to `text` (as `String` compares them).
-  package func isString(_ object: Int, equalTo text: StaticString) -> Bool {
-    objects.isString(object, equalTo: text)
-  }
-  /// A string object's value.
-  package func string(_ object: Int) -> String { objects.string(object) }
-  /// A data object's bytes.
-  package func data(_ object: Int) -> Data { objects.data(object) }
-  /// An integer object's value.
-  package func integer(_ object: Int) -> PropertyListInteger { objects.integer(object) }
-  /// A real object's value.
-  package func real(_ object: Int) -> PropertyListReal { objects.real(object) }
-  /// A boolean object's value.
-  package func boolean(_ object: Int) -> Bool { objects.boolean(object) }
-  /// A UID object's value.
-  package func uid(_ object: Int) -> UInt64 { objects.uid(object) }
 
   /// The first object whose recorded contents differ from another view's of the same bytes, among
   /// those `other` recorded.
@@ -150,19 +111,19 @@ package final class BinaryPropertyListView {
 
   /// A scalar object (anything but an array or a dictionary) as the reader returns it.
   package func scalar(_ object: Int) -> PropertyListValue? {
-    switch kind(object) {
-    case .boolean: return .boolean(boolean(object))
-    case .integer: return .integer(integer(object))
-    case .real: return .real(real(object))
+    switch objects.kind(object) {
+    case .boolean: return .boolean(objects.boolean(object))
+    case .integer: return .integer(objects.integer(object))
+    case .real: return .real(objects.real(object))
     case .date:
       let offset = parser.offsets[object]
       return .date(
         Date(
           timeIntervalSinceReferenceDate: Double(
             bitPattern: BinaryBytes.readUInt64(bytes, offset + 1))))
-    case .data: return .data(data(object))
-    case .string: return .string(string(object))
-    case .uid: return .uid(uid(object))
+    case .data: return .data(objects.data(object))
+    case .string: return .string(objects.string(object))
+    case .uid: return .uid(objects.uid(object))
     case .array, .dictionary: return nil
     }
   }

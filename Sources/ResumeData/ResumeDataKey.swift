@@ -24,17 +24,14 @@ public enum ResumeDataKey {
   public static let response = "NSURLSessionResumeResponse"
 
   /// Every key this library gives a meaning to, including the rare modern ones kept verbatim.
-  public static let known: Set<String> = [
-    downloadURL, bytesReceived, currentRequest, originalRequest, entityTag, serverDownloadDate,
-    tempFileName,
-    localPath, infoVersion, byteRange, response, "NSURLSessionResumeExtractor", "PublishingURL",
-    "ResumePlaceholderURLBookmarkData",
-  ]
+  public static let known = Set(all)
 
-  /// `known` as an array, most common first.
+  /// `known` in a fixed order, the keys CFNetwork writes first: the strings a blob's keys are
+  /// read as (constants, so reading a key allocates nothing).
   static let all: [String] = [
     downloadURL, bytesReceived, currentRequest, originalRequest, entityTag, serverDownloadDate,
-    tempFileName, infoVersion, localPath, byteRange, response,
+    tempFileName, infoVersion, localPath, byteRange, response, "NSURLSessionResumeExtractor",
+    "PublishingURL", "ResumePlaceholderURLBookmarkData",
   ]
 
   // The known keys by length in UTF-8 bytes: a key is looked up among the one or two of its

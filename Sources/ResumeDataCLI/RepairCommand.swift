@@ -108,16 +108,8 @@ private struct InPlaceRepair {
 
     static func < (lhs: Status, rhs: Status) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    var name: String {
-      switch self {
-      case .repaired: "repaired"
-      case .unchanged: "unchanged"
-      case .refused: "refused"
-      case .failed: "failed"
-      case .malformed: "malformed"
-      case .unreadable: "unreadable"
-      }
-    }
+    /// The name in the summary and in JSON: the case's own.
+    var name: String { String(describing: self) }
 
     var exitCode: ExitCode {
       switch self {
