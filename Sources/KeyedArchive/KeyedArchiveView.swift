@@ -60,7 +60,7 @@ package struct KeyedArchiveView {
       for index in 0..<count {
         let object = table.element(objects, index)
         guard table.isKind(object, .dictionary),
-          let classField = table.value(object, forKey: "$class")
+          let classField = table.value(object, forKey: "$class", fromLast: true)
         else { continue }
         guard table.isKind(classField, .uid) else { return false }
         let classUID = table.uid(classField)
@@ -128,6 +128,7 @@ package struct KeyedArchiveView {
   // MARK: Objects
 
   /// The plist object a UID names; `uid` must be below `count`.
+  @inline(__always)
   package func object(_ uid: UInt64) -> Int {
     table.element(objectsArray, Int(uid))
   }
@@ -140,7 +141,8 @@ package struct KeyedArchiveView {
   /// The UID in an instance's `$class` field (checked to name a class object), or nil when the
   /// object is not a dictionary with one.
   package func classUID(ofInstance object: Int) -> UInt64? {
-    guard table.isKind(object, .dictionary), let field = table.value(object, forKey: "$class")
+    guard table.isKind(object, .dictionary),
+      let field = table.value(object, forKey: "$class", fromLast: true)
     else {
       return nil
     }

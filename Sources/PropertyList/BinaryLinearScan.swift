@@ -35,10 +35,13 @@ extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
   // `cache` (what the walk's positive expanded sizes mean to the view), else 0.
   private func scanObjects() throws -> (plain: Bool, maximumUID: UInt64?) {
     let objectCount = trailer.objectCount
-    // Each key string's fingerprint, computed once however many dictionaries use it (0: not yet).
-    let prints = UnsafeMutablePointer<UInt64>.allocate(capacity: objectCount)
+    // Per object: for an ASCII string, its key fingerprint (odd); for a UTF-16 string, 2; for a
+    // dictionary, a link to the dictionary read before it, whose keys are checked once every
+    // string has its fingerprint (a multiple of 4: (index + 1) * 4, or 0 for the first); 0 for
+    // anything else. So a key's word alone tells whether it is a string, and of which kind.
+    let prints = scratch
     prints.initialize(repeating: 0, count: objectCount)
-    defer { prints.deallocate() }
+    var lastDictionary = -1
     let referenceSize = trailer.objectRefSize
     var plain = true
     var maximumUID: UInt64?
@@ -68,8 +71,9 @@ extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
       case 0x5:
         let (count, start) = try contentCount(at: offset, marker: marker)
         try area.need(start, count, "", lengthLimited: true)
-        guard Self.isASCII(UnsafeRawBufferPointer(start: bytes.baseAddress! + start, count: count))
-        else { throw Gaveup() }
+        let string = UnsafeRawBufferPointer(start: bytes.baseAddress! + start, count: count)
+        guard Self.isASCII(string) else { throw Gaveup() }
+        prints[index] = keyFingerprint(string)
         record(index, ByteSpan(start: start, count: count))
       case 0x6:
         let (count, start) = try contentCount(at: offset, marker: marker)
@@ -77,6 +81,7 @@ extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
         guard !overflow else { throw Gaveup() }
         try area.need(start, byteCount, "", lengthLimited: true)
         try area.checkUTF16(start: start, count: count)
+        prints[index] = 2
         record(index, ByteSpan(start: start, count: count))
       case 0x8:
         // Longer UIDs are legal but never written; the walk checks them.
@@ -114,11 +119,18 @@ extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
         }
         if isDictionary {
           if count > PropertyListDictionary.indexThreshold { plain = false }
-          try checkKeys(count: count, start: start, plain: &plain, prints: prints)
+          prints[index] = UInt64(lastDictionary + 1) << 2
+          lastDictionary = index
         }
       default:
         throw Gaveup()
       }
+    }
+    var dictionary = lastDictionary
+    while dictionary >= 0 {
+      let span = cache[dictionary]
+      try checkKeys(count: span.count, start: span.start, plain: &plain, prints: prints)
+      dictionary = Int(truncatingIfNeeded: prints[dictionary] >> 2) - 1
     }
     return (plain, maximumUID)
   }
@@ -156,60 +168,54 @@ extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
     return try area.readCount(at: offset, marker: marker)
   }
 
-  /// The bytes of an ASCII string object that may not have been reached yet: checked here.
-  @inline(__always)
-  private func asciiKey(_ object: Int) throws -> UnsafeRawBufferPointer {
-    let offset = offsets[object]
-    let (count, start) = try contentCount(at: offset, marker: bytes[offset])
-    try area.need(start, count, "")
-    return UnsafeRawBufferPointer(start: bytes.baseAddress! + start, count: count)
-  }
-
   /// Checks that a dictionary's keys are strings, and clears `plain` when one is not ASCII or two
-  /// are equal.
+  /// are equal. Every object has been scanned: `prints` says what each key is.
   private func checkKeys(
     count: Int, start: Int, plain: inout Bool, prints: UnsafeMutablePointer<UInt64>
   ) throws {
     let referenceSize = trailer.objectRefSize
-    // One bit per fingerprint's top 7 bits: a key whose bit is clear differs from every earlier
-    // key, so keys are compared only on the rare shared bit.
-    var seen: (UInt64, UInt64) = (0, 0)
+    // One bit per fingerprint's top 8 bits: a key whose bit is clear differs from every earlier
+    // key, so keys are compared only on the rare shared bit (archives' largest dictionaries have
+    // some 30 keys).
+    var seen: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
     for entry in 0..<count {
       let key = Int(
-        truncatingIfNeeded: Self.readSizedUInt(bytes, start + entry * referenceSize, referenceSize))
-      let kind = bytes[offsets[key]] >> 4
-      guard kind == 0x5 || kind == 0x6 else { throw Gaveup() }
-      guard plain else { continue }
-      guard kind == 0x5 else {
+        truncatingIfNeeded: Self.readSizedUInt(
+          bytes, start &+ entry &* referenceSize, referenceSize))
+      let print = prints[key]
+      guard print & 1 == 1 else {
+        // A UTF-16 string makes the dictionary not plain; anything else is not a key.
+        guard print == 2 else { throw Gaveup() }
         plain = false
         continue
       }
-      var print = prints[key]
-      if print == 0 {
-        print = keyFingerprint(try asciiKey(key))
-        prints[key] = print
-      }
+      guard plain else { continue }
       // The top bits: the multiplications that make the fingerprint mix upwards.
-      let bit = UInt64(1) << (print >> 58)
-      let high = print >> 57 & 1 == 1
-      if (high ? seen.1 : seen.0) & bit != 0 {
-        // Earlier keys' fingerprints are known: bytes are compared only when two are equal.
-        for earlierEntry in 0..<entry {
-          let earlierKey = Int(
-            truncatingIfNeeded: Self.readSizedUInt(
-              bytes, start + earlierEntry * referenceSize, referenceSize))
-          guard prints[earlierKey] == print else { continue }
-          let earlier = try asciiKey(earlierKey)
-          let keyBytes = try asciiKey(key)
-          if earlier.count == keyBytes.count,
-            memcmp(earlier.baseAddress!, keyBytes.baseAddress!, keyBytes.count) == 0
-          {
-            plain = false
-            break
-          }
+      let bit = UInt64(1) << (print >> 56 & 63)
+      let word = Int(print >> 62)
+      let wasSeen = withUnsafeMutableBytes(of: &seen) { words in
+        let seenWords = words.assumingMemoryBound(to: UInt64.self)
+        defer { seenWords[word] |= bit }
+        return seenWords[word] & bit != 0
+      }
+      guard wasSeen else { continue }
+      // Earlier keys' fingerprints are known: bytes are compared only when two are equal.
+      let keySpan = cache[key]
+      for earlierEntry in 0..<entry {
+        let earlierKey = Int(
+          truncatingIfNeeded: Self.readSizedUInt(
+            bytes, start &+ earlierEntry &* referenceSize, referenceSize))
+        guard prints[earlierKey] == print else { continue }
+        let earlierSpan = cache[earlierKey]
+        if earlierSpan.count == keySpan.count,
+          memcmp(
+            bytes.baseAddress! + earlierSpan.start, bytes.baseAddress! + keySpan.start,
+            keySpan.count) == 0
+        {
+          plain = false
+          break
         }
       }
-      if high { seen.1 |= bit } else { seen.0 |= bit }
     }
   }
 }

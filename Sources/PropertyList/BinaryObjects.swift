@@ -122,14 +122,18 @@ public struct BinaryObjects {
 
   /// The value object for a key of a dictionary whose dictionaries are plain
   /// (`BinaryPropertyListView.dictionariesArePlain`), or nil when the key is absent.
-  @inlinable
-  public func value(_ dictionary: Int, forKey key: StaticString) -> Int? {
+  ///
+  /// - Parameter fromLast: search from the last entry (in a plain dictionary no key is there
+  ///   twice, so either order finds the same entry): for `$class`, which archivers write last.
+  @inlinable @inline(__always)
+  public func value(_ dictionary: Int, forKey key: StaticString, fromLast: Bool = false) -> Int? {
     let (count, start) = contents(dictionary)
     let length = key.utf8CodeUnitCount
     // An ASCII string under 15 bytes is normally written with its length in its marker, so most
     // keys are told apart by that one byte; any other spelling is compared as `isString` does.
     let marker: UInt8 = length < 15 ? 0x50 | UInt8(length) : 0x5F
-    for position in 0..<count {
+    for step in 0..<count {
+      let position = fromLast ? count &- 1 &- step : step
       let keyObject = reference(start, position)
       let offset = objectOffsets[keyObject]
       let keyMarker = base.load(fromByteOffset: offset, as: UInt8.self)

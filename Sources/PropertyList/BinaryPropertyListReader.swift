@@ -79,9 +79,11 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
   // value too large to walk; -1 while the object is being read, so that meeting it again means the
   // plist contains a cycle.
   let expandedSize: UnsafeMutablePointer<Int>
-  // Each object's offset, decoded from the offset table once (validation reads it anyway), in the
-  // same allocation as `expandedSize`.
+  // Each object's offset, decoded from the offset table once (validation reads it anyway).
   let offsets: UnsafeMutablePointer<Int>
+  // One word per object for a pass's own use (the one-pass scan keeps key fingerprints in it);
+  // uninitialized until that pass initializes it.
+  let scratch: UnsafeMutablePointer<UInt64>
   var builder: Builder
   var depth = 0
   var visited = 0
@@ -90,32 +92,44 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
     self.bytes = bytes
     self.limits = limits
     let trailer = try Self.validate(bytes, limits: limits)
-    // The object count was validated against the input's length: these are sized by the input.
-    let sizes = UnsafeMutablePointer<Int>.allocate(capacity: 2 * trailer.objectCount)
+    // The per-object arrays in one block: the sizes, the offsets and the scratch words, then the
+    // cache. The object count was validated against the input's length, so the block is sized by
+    // the input. `malloc` rather than `allocate`, which on Linux takes the slower aligned path; its
+    // alignment suits every builder's values (pointers and words).
+    let count = trailer.objectCount
+    let wordBytes = 3 * count * MemoryLayout<Int>.stride
+    guard
+      let block = malloc(wordBytes + count * MemoryLayout<Builder.Value>.stride)
+    else {
+      throw PropertyListError(
+        .limitExceeded, "no memory for the \(count) objects", at: .offset(bytes.count - 24))
+    }
+    let sizes = block.bindMemory(to: Int.self, capacity: 2 * count)
     do {
       // Checked and decoded in one pass (validation reads every entry anyway).
-      try Self.readOffsets(bytes, trailer, into: sizes + trailer.objectCount)
+      try Self.readOffsets(bytes, trailer, into: sizes + count)
     } catch {
-      sizes.deallocate()
+      free(block)
       throw error
     }
     self.trailer = trailer
     area = BinaryObjectArea(
       bytes: bytes, objectAreaEnd: trailer.offsetTableOffset,
       maximumValueLength: limits.maximumValueLength)
-    cache = .allocate(capacity: trailer.objectCount)
     expandedSize = sizes
-    expandedSize.initialize(repeating: 0, count: trailer.objectCount)
-    offsets = expandedSize + trailer.objectCount
-    builder = Builder(bytes: bytes, objectCount: trailer.objectCount)
+    expandedSize.initialize(repeating: 0, count: count)
+    offsets = sizes + count
+    scratch = (block + 2 * count * MemoryLayout<Int>.stride).bindMemory(
+      to: UInt64.self, capacity: count)
+    cache = (block + wordBytes).bindMemory(to: Builder.Value.self, capacity: count)
+    builder = Builder(bytes: bytes, objectCount: count)
   }
 
   deinit {
     for index in 0..<trailer.objectCount where expandedSize[index] > 0 {
       (cache + index).deinitialize(count: 1)
     }
-    cache.deallocate()
-    expandedSize.deallocate()
+    free(UnsafeMutableRawPointer(expandedSize))
   }
 
   // MARK: Structure
@@ -216,15 +230,25 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
   ) throws {
     let tableOffset = trailer.offsetTableOffset
     // Every object offset must point into the object area, after the header, before the table.
+    // The trailer was validated: the table lies inside the input, so the loop reads through the
+    // base pointer without bounds checks, and one unsigned comparison checks both ends.
+    let base = bytes.baseAddress!
     var position = tableOffset
     for index in 0..<trailer.objectCount {
-      let offset = readSizedUInt(bytes, position, size)
-      guard offset >= 8, offset < UInt64(tableOffset) else {
+      let offset: UInt64
+      switch size {
+      case 1: offset = UInt64(base.load(fromByteOffset: position, as: UInt8.self))
+      case 2:
+        offset = UInt64(
+          UInt16(bigEndian: base.loadUnaligned(fromByteOffset: position, as: UInt16.self)))
+      default: offset = readSizedUInt(bytes, position, size)
+      }
+      guard offset &- 8 < UInt64(tableOffset &- 8) else {
         throw PropertyListError(
           .malformed, "offset-table entry \(offset) is outside the object area 8..<\(tableOffset)",
           at: .offset(position))
       }
-      offsets[index] = Int(offset)
+      offsets[index] = Int(truncatingIfNeeded: offset)
       position &+= size
     }
   }
@@ -369,18 +393,34 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
     return value
   }
 
-  /// Whether every byte is below 0x80, eight at a time.
+  /// Whether every byte is below 0x80, 32 then 8 at a time.
   @inline(__always)
   static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    var index = 0
+    let count = bytes.count
+    guard let base = bytes.baseAddress else { return true }
     var high: UInt64 = 0
-    while index + 8 <= bytes.count {
-      high |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-      index += 8
-    }
-    while index < bytes.count {
-      high |= UInt64(bytes[index])
-      index += 1
+    if count >= 8 {
+      var index = 0
+      while index &+ 32 <= count {
+        high |=
+          base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+          | base.loadUnaligned(fromByteOffset: index &+ 8, as: UInt64.self)
+          | base.loadUnaligned(fromByteOffset: index &+ 16, as: UInt64.self)
+          | base.loadUnaligned(fromByteOffset: index &+ 24, as: UInt64.self)
+        index &+= 32
+      }
+      while index &+ 8 <= count {
+        high |= base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+        index &+= 8
+      }
+      // The last eight bytes, overlapping what was read: the tail without a loop.
+      high |= base.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+    } else if count >= 4 {
+      high = UInt64(
+        base.loadUnaligned(as: UInt32.self)
+          | base.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self))
+    } else {
+      for byte in bytes { high |= UInt64(byte) }
     }
     return high & 0x8080_8080_8080_8080 == 0
   }

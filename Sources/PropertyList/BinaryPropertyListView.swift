@@ -38,7 +38,11 @@ package final class BinaryPropertyListView {
         .limitExceeded,
         "input of \(data.count) bytes exceeds the limit of \(limits.maximumInputSize)")
     }
-    let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: data.count, alignment: 8)
+    // `malloc` rather than `allocate`, which on Linux takes the slower aligned path.
+    guard let block = malloc(max(data.count, 1)) else {
+      throw PropertyListError(.limitExceeded, "no memory for an input of \(data.count) bytes")
+    }
+    let storage = UnsafeMutableRawBufferPointer(start: block, count: data.count)
     data.withUnsafeBytes { storage.copyMemory(from: $0) }
     do {
       var parser = try BinaryParser<SpanBuilder>(UnsafeRawBufferPointer(storage), limits: limits)
@@ -54,7 +58,7 @@ package final class BinaryPropertyListView {
       topObject = parser.trailer.topObject
       self.parser = parser
     } catch {
-      storage.deallocate()
+      free(block)
       throw error
     }
     self.storage = storage
@@ -65,7 +69,7 @@ package final class BinaryPropertyListView {
   }
 
   deinit {
-    storage.deallocate()
+    free(storage.baseAddress)
   }
 
   private var bytes: UnsafeRawBufferPointer { parser.bytes }

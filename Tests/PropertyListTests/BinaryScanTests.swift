@@ -3,18 +3,22 @@ import Foundation
 import TestSupport
 import Testing
 
-/// A binary plist of the given objects (each its bytes from the marker on), with one-byte offsets
-/// and references: small enough to write the objects out by hand.
+/// A binary plist of the given objects (each its bytes from the marker on), with one-byte
+/// references and one-byte offsets (two-byte ones past 255 bytes): small enough to write the
+/// objects out by hand.
 func handmadePlist(_ objects: [[UInt8]], top: Int = 0) -> Data {
   var bytes = Array("bplist00".utf8)
-  var offsets = [UInt8]()
+  var offsets = [Int]()
   for object in objects {
-    offsets.append(UInt8(bytes.count))
+    offsets.append(bytes.count)
     bytes += object
   }
   let table = bytes.count
-  bytes += offsets
-  bytes += [0, 0, 0, 0, 0, 0, 1, 1]
+  let offsetSize = table > 255 ? 2 : 1
+  for offset in offsets {
+    bytes += offsetSize == 1 ? [UInt8(offset)] : [UInt8(offset >> 8), UInt8(offset & 0xff)]
+  }
+  bytes += [0, 0, 0, 0, 0, 0, UInt8(offsetSize), 1]
   for field in [objects.count, top, table] {
     bytes += (0..<8).reversed().map { UInt8(truncatingIfNeeded: field >> (8 * $0)) }
   }
@@ -60,6 +64,9 @@ let scanCases: [ScanCase] = [
   .init(
     name: "a key that is not a string",
     data: handmadePlist([[0xd1, 0x01, 0x01], [0x09]]), scanAccepts: false),
+  .init(
+    name: "a key that is a dictionary",
+    data: handmadePlist([[0xd1, 0x01, 0x02], [0xd0], [0x09]]), scanAccepts: false),
   .init(
     name: "a key running past the object area",
     data: handmadePlist([
@@ -109,6 +116,60 @@ struct BinaryScanTests {
     let data = mutation.apply()
     #expect(BinaryViewDifferential.difference(data) == nil)
     #expect(!BinaryViewDifferential.scanAccepts(data))
+  }
+
+  @Test(
+    "Plain exactly when every key is ASCII and none is there twice, up to 64 keys",
+    arguments: [
+      (Array(0..<40).map { "key\($0)" }, true),
+      (Array(0..<40).map { "key\($0)" } + ["key7"], false),
+      (Array(0..<40).map { "__nsurlrequest_proto_prop_obj_\($0)" }, true),
+      (
+        Array(0..<40).map { "__nsurlrequest_proto_prop_obj_\($0)" } + [
+          "__nsurlrequest_proto_prop_obj_39"
+        ], false
+      ),
+      (Array(0..<64).map { "$\($0)" }, true),
+      (Array(0..<65).map { "$\($0)" }, false),
+    ])
+  func plainDictionaries(_ keys: [String], plain: Bool) throws {
+    // A dictionary (object 0) of the keys (objects 1...), each mapping to `true` (the last object).
+    let valueObject = UInt8(keys.count + 1)
+    let dictionary: [UInt8] =
+      [0xdf, 0x10, UInt8(keys.count)] + (1...keys.count).map { UInt8($0) }
+      + Array(repeating: valueObject, count: keys.count)
+    let strings = keys.map { key -> [UInt8] in
+      let bytes = Array(key.utf8)
+      return (bytes.count < 15 ? [0x50 | UInt8(bytes.count)] : [0x5f, 0x10, UInt8(bytes.count)])
+        + bytes
+    }
+    let data = handmadePlist([dictionary] + strings + [[0x09]])
+    let view = try BinaryPropertyListView(validating: data, limits: .default)
+    #expect(view.wasScanned)
+    #expect(view.dictionariesArePlain == plain)
+    #expect(BinaryViewDifferential.difference(data) == nil)
+  }
+
+  @Test("A byte above 0x7F anywhere in an ASCII string is refused at its offset", arguments: 1...70)
+  func nonASCIIByte(length: Int) throws {
+    let start = length < 15 ? 9 : 11
+    let marker: [UInt8] = length < 15 ? [0x50 | UInt8(length)] : [0x5f, 0x10, UInt8(length)]
+    let clean = Array(repeating: UInt8(ascii: "a"), count: length)
+    #expect(
+      try BinaryPropertyListReader().read(handmadePlist([marker + clean]))
+        == .string(String(repeating: "a", count: length)))
+    for position in 0..<length {
+      for high: UInt8 in [0x80, 0xff] {
+        var bytes = clean
+        bytes[position] = high
+        let data = handmadePlist([marker + bytes])
+        let error = #expect(throws: PropertyListError.self) {
+          try BinaryPropertyListReader().read(data)
+        }
+        #expect(error?.location == .offset(start + position), "length \(length)")
+        #expect(!BinaryViewDifferential.scanAccepts(data))
+      }
+    }
   }
 
   @Test("Nesting at and past the depth limit")
