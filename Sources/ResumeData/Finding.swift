@@ -12,7 +12,15 @@ public struct Finding: Sendable, Hashable, CustomStringConvertible {
 
     /// Orders by importance: info < warning < error.
     public static func < (lhs: Severity, rhs: Severity) -> Bool {
-      allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+      lhs.rank < rhs.rank
+    }
+
+    private var rank: Int {
+      switch self {
+      case .info: 0
+      case .warning: 1
+      case .error: 2
+      }
     }
   }
 

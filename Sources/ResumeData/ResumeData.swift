@@ -468,6 +468,13 @@ public struct ResumeData: Sendable, Hashable {
     return try? KeyedArchive(objects: archive.objects, rootKey: "root", rootUID: uid)
   }
 
+  /// Whether `unknownKeys` is not empty, found without building it.
+  var hasUnknownKeys: Bool {
+    if generation == .networkFrameworkWebKit { return !unknownKeys.isEmpty }
+    return !entries.entriesSatisfy { key, _ in ResumeDataKey.isKnown(key) }
+      || archivedEntries.keys.contains { !ResumeDataKey.isKnown($0) }
+  }
+
   /// Keys of the resume dictionary this library gives no meaning to, in stored order.
   public var unknownKeys: [String] {
     // One pass, building nothing for the usual blob, which has none.

@@ -64,6 +64,33 @@ struct DiagnosisTests {
     #expect(try codes(entries) == expected)
   }
 
+  @Test(
+    "A bare name has no separator, NUL or dot-only form",
+    arguments: [
+      ("CFNetworkDownload_Ab12Cd.tmp", true), ("a", true), ("...", true), ("..a", true),
+      (".hidden", true), ("é.tmp", true), ("", false), (".", false), ("..", false),
+      ("a/b", false), ("/", false), ("a\\b", false), ("a\u{0}b", false), ("../x", false),
+    ])
+  func bareNames(_ name: String, safe: Bool) {
+    #expect(ResumeData.isSafeBareName(name) == safe)
+  }
+
+  @Test("Findings come most severe first, in the order found within a severity")
+  func findingOrder() throws {
+    var entries = try plainEntries(
+      version: 2, extra: [(ResumeDataKey.tempFileName, .string("../escape"))])
+    entries[ResumeDataKey.entityTag] = nil
+    entries[ResumeDataKey.serverDownloadDate] = nil
+    entries[ResumeDataKey.byteRange] = .string("0-")
+    entries["SomethingNew"] = .string("kept")
+    #expect(
+      try codes(entries) == [
+        "no-validator", "unsafe-file-name", "byte-range-present", "ios10-request-layout",
+        "unknown-keys",
+      ])
+    #expect(Finding.Severity.allCases.sorted(by: >) == [.error, .warning, .info])
+  }
+
   @Test("A POST request is not resumable")
   func post() throws {
     var entries = try plainEntries(
