@@ -19,6 +19,9 @@ package struct KeyedArchiveView {
   private let top: Int
   /// The number of objects in `$objects`.
   package let count: Int
+  private let rootName: RootName
+  /// `KeyedArchive.rootUID`.
+  package let rootUID: UInt64
 
   /// Checks an archive the way `KeyedArchive(decoding:limits:)` does, or returns nil when it would
   /// fail, when it is not binary, or when it holds anything this view does not read in place.
@@ -47,6 +50,14 @@ package struct KeyedArchiveView {
     for position in 0..<table.count(top) {
       let value = table.value(top, position)
       guard table.isKind(value, .uid), table.uid(value) < UInt64(count) else { return nil }
+    }
+    // Read once: every typed view starts from the root.
+    if let value = table.value(top, forKey: "root") {
+      (rootName, rootUID) = (.root, table.uid(value))
+    } else if let value = table.value(top, forKey: "NSKeyedArchiveRootObjectKey") {
+      (rootName, rootUID) = (.rootObjectKey, table.uid(value))
+    } else {
+      (rootName, rootUID) = (.firstKey, table.uid(table.value(top, 0)))
     }
     // Every UID in `$objects` must name an object. When no UID anywhere in the plist is out of
     // range, none in `$objects` is; otherwise the eager path finds which (or, when the UID lies
@@ -105,19 +116,16 @@ package struct KeyedArchiveView {
 
   /// `KeyedArchive.rootKey`: `root` or `NSKeyedArchiveRootObjectKey` when present, else the first key.
   package var rootKey: String {
-    if table.value(top, forKey: "root") != nil { return "root" }
-    if table.value(top, forKey: "NSKeyedArchiveRootObjectKey") != nil {
-      return "NSKeyedArchiveRootObjectKey"
+    switch rootName {
+    case .root: "root"
+    case .rootObjectKey: "NSKeyedArchiveRootObjectKey"
+    case .firstKey: table.string(table.key(top, 0))
     }
-    return table.string(table.key(top, 0))
   }
 
-  /// `KeyedArchive.rootUID`.
-  package var rootUID: UInt64 {
-    let value =
-      table.value(top, forKey: "root") ?? table.value(top, forKey: "NSKeyedArchiveRootObjectKey")
-      ?? table.value(top, 0)
-    return table.uid(value)
+  /// Which key of `$top` names the root, as `KeyedArchive.rootKey` picks it.
+  private enum RootName {
+    case root, rootObjectKey, firstKey
   }
 
   /// Whether the top-level dictionary has a key.

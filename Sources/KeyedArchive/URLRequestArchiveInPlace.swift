@@ -182,19 +182,23 @@ struct InPlaceRequest {
     {
       count = max(0, min(Int(value), 4096))
     }
-    var uids = [UInt64](repeating: 0, count: count)
     let prefix: StaticString = layout == .standard ? "__nsurlrequest_proto_prop_obj_" : "$"
     let offset = layout == .standard ? 0 : 3
     let prefixBytes = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
-    for position in 0..<fieldCount {
-      let value = table.value(fields, position)
-      guard table.isKind(value, .uid),
-        let key = table.asciiBytes(table.key(fields, position)),
-        let number = URLRequestArchive.slotNumber(
-          key.assumingMemoryBound(to: UInt8.self), prefix: prefixBytes)
-      else { continue }
-      let slot = number - offset
-      if slot >= 0, slot < count { uids[slot] = table.uid(value) }
+    // Filled through its buffer: one allocation, and no uniqueness check per slot.
+    let uids = [UInt64](unsafeUninitializedCapacity: count) { uids, initialized in
+      uids.initialize(repeating: 0)
+      initialized = count
+      for position in 0..<fieldCount {
+        let value = table.value(fields, position)
+        guard table.isKind(value, .uid),
+          let key = table.asciiBytes(table.key(fields, position)),
+          let number = URLRequestArchive.slotNumber(
+            key.assumingMemoryBound(to: UInt8.self), prefix: prefixBytes)
+        else { continue }
+        let slot = number - offset
+        if slot >= 0, slot < count { uids[slot] = table.uid(value) }
+      }
     }
     return (fields, classUID, layout, uids)
   }
