@@ -41,72 +41,118 @@ extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
     // anything else. So a key's word alone tells whether it is a string, and of which kind.
     let prints = scratch
     prints.initialize(repeating: 0, count: objectCount)
-    var lastDictionary = -1
+    // What the loop reads, in locals: as far as the compiler knows, the pointers it stores through
+    // could alias the parser's own fields, which it would otherwise load again after every store.
+    let base = bytes.baseAddress!
+    let end = area.objectAreaEnd
+    let maximumLength = limits.maximumValueLength
+    let maximumDepth = limits.maximumDepth
+    let maximumVisits = limits.maximumVisitedElements
+    let offsets = self.offsets
+    let sizes = expandedSize
+    let cache = self.cache
     let referenceSize = trailer.objectRefSize
+    var lastDictionary = -1
     var plain = true
     var maximumUID: UInt64?
     // One visit for the top, one per reference: the walk's count when nothing is shared.
     var visits = 1
+
+    // The count after a marker and where the contents start, as `readCount` reads them; the short
+    // forms, which nearly every object has, without a call. The start is never past `end`.
+    func contentCount(_ offset: Int, _ marker: UInt8) throws -> (count: Int, start: Int) {
+      let nibble = Int(marker & 0x0F)
+      if nibble != 0x0F { return (nibble, offset &+ 1) }
+      // A one-byte length integer, as every key of 15 to 255 bytes has.
+      if offset &+ 2 < end, base.load(fromByteOffset: offset &+ 1, as: UInt8.self) == 0x10 {
+        return (Int(base.load(fromByteOffset: offset &+ 2, as: UInt8.self)), offset &+ 3)
+      }
+      return try area.readCount(at: offset, marker: marker)
+    }
+    // `BinaryObjectArea.need`, as a test: `start` is never past `end`.
+    func fits(_ start: Int, _ count: Int) -> Bool { count <= end &- start }
+    func record(_ index: Int, _ start: Int, _ count: Int) {
+      // Spans are trivial values: initializing over a stale one needs no deinitialization.
+      (cache + index).initialize(to: ByteSpan(start: start, count: count))
+      sizes[index] = 1
+    }
+    // A reference from container `index` at `depth`; marks a container it names.
+    func checkReference(_ target: Int, from index: Int, depth: Int) throws {
+      // Unsigned: an 8-byte reference may read as a negative Int.
+      guard UInt(bitPattern: target) < UInt(objectCount) else { throw Gaveup() }
+      let kind = base.load(fromByteOffset: offsets[target], as: UInt8.self) >> 4
+      if kind == 0xA || kind == 0xD {
+        // Upward and unshared: no cycle, and no expansion. (A container at or below this index
+        // has been recorded already, so the second test alone implies the first.)
+        guard target > index, sizes[target] == 0 else { throw Gaveup() }
+        sizes[target] = -(depth &+ 1)
+      }
+    }
+
     for index in 0..<objectCount {
       let offset = offsets[index]
-      let marker = bytes[offset]
+      let marker = base.load(fromByteOffset: offset, as: UInt8.self)
       switch marker >> 4 {
       case 0x0:
         guard marker == 0x08 || marker == 0x09 else { throw Gaveup() }
       case 0x1:
-        _ = try area.readInteger(at: offset, marker: marker)
+        // 1, 2, 4 or 8 bytes need only be there; 16 bytes must also hold a 64-bit value.
+        if marker <= 0x13 {
+          guard fits(offset &+ 1, 1 << Int(marker & 0x0F)) else { throw Gaveup() }
+        } else {
+          _ = try area.readInteger(at: offset, marker: marker)
+        }
       case 0x2:
         switch marker & 0x0F {
-        case 2: try area.need(offset + 1, 4, "")
-        case 3: try area.need(offset + 1, 8, "")
+        case 2: guard fits(offset &+ 1, 4) else { throw Gaveup() }
+        case 3: guard fits(offset &+ 1, 8) else { throw Gaveup() }
         default: throw Gaveup()
         }
       case 0x3:
-        guard marker == 0x33 else { throw Gaveup() }
-        try area.need(offset + 1, 8, "")
+        guard marker == 0x33, fits(offset &+ 1, 8) else { throw Gaveup() }
       case 0x4:
-        let (count, start) = try contentCount(at: offset, marker: marker)
-        try area.need(start, count, "", lengthLimited: true)
-        record(index, ByteSpan(start: start, count: count))
+        let (count, start) = try contentCount(offset, marker)
+        guard count <= maximumLength, fits(start, count) else { throw Gaveup() }
+        record(index, start, count)
       case 0x5:
-        let (count, start) = try contentCount(at: offset, marker: marker)
-        try area.need(start, count, "", lengthLimited: true)
-        let string = UnsafeRawBufferPointer(start: bytes.baseAddress! + start, count: count)
+        let (count, start) = try contentCount(offset, marker)
+        guard count <= maximumLength, fits(start, count) else { throw Gaveup() }
+        let string = UnsafeRawBufferPointer(start: base + start, count: count)
         guard Self.isASCII(string) else { throw Gaveup() }
         prints[index] = keyFingerprint(string)
-        record(index, ByteSpan(start: start, count: count))
+        record(index, start, count)
       case 0x6:
-        let (count, start) = try contentCount(at: offset, marker: marker)
+        let (count, start) = try contentCount(offset, marker)
         let (byteCount, overflow) = count.multipliedReportingOverflow(by: 2)
-        guard !overflow else { throw Gaveup() }
-        try area.need(start, byteCount, "", lengthLimited: true)
+        guard !overflow, byteCount <= maximumLength, fits(start, byteCount) else {
+          throw Gaveup()
+        }
         try area.checkUTF16(start: start, count: count)
         prints[index] = 2
-        record(index, ByteSpan(start: start, count: count))
+        record(index, start, count)
       case 0x8:
         // Longer UIDs are legal but never written; the walk checks them.
-        let size = Int(marker & 0x0F) + 1
-        guard size <= 8 else { throw Gaveup() }
-        try area.need(offset + 1, size, "")
-        let uid = Self.readSizedUInt(bytes, offset + 1, size)
+        let size = Int(marker & 0x0F) &+ 1
+        guard size <= 8, fits(offset &+ 1, size) else { throw Gaveup() }
+        let uid = Self.readSizedUInt(bytes, offset &+ 1, size)
         guard uid <= UInt64(UInt32.max) else { throw Gaveup() }
         maximumUID = max(maximumUID ?? 0, uid)
       case 0xA, 0xD:
         let isDictionary = marker >> 4 == 0xD
-        let (count, start) = try contentCount(at: offset, marker: marker)
+        let (count, start) = try contentCount(offset, marker)
         let (references, overflow) = count.multipliedReportingOverflow(by: isDictionary ? 2 : 1)
         let (byteCount, overflow2) = references.multipliedReportingOverflow(by: referenceSize)
-        guard !overflow, !overflow2 else { throw Gaveup() }
-        try area.need(start, byteCount, "")
-        let depth = expandedSize[index] < 0 ? -expandedSize[index] : 1
-        guard depth <= limits.maximumDepth else { throw Gaveup() }
-        visits += references
-        guard visits <= limits.maximumVisitedElements else { throw Gaveup() }
-        record(index, ByteSpan(start: start, count: count))
+        guard !overflow, !overflow2, fits(start, byteCount) else { throw Gaveup() }
+        let depth = sizes[index] < 0 ? -sizes[index] : 1
+        guard depth <= maximumDepth else { throw Gaveup() }
+        visits &+= references
+        guard visits <= maximumVisits else { throw Gaveup() }
+        record(index, start, count)
         // One-byte references, what files of up to 256 objects use, in a loop of their own.
         if referenceSize == 1 {
           for position in start..<(start &+ references) {
-            try checkReference(Int(bytes[position]), from: index, depth: depth)
+            try checkReference(
+              Int(base.load(fromByteOffset: position, as: UInt8.self)), from: index, depth: depth)
           }
         } else {
           var position = start
@@ -119,7 +165,7 @@ extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
         }
         if isDictionary {
           if count > PropertyListDictionary.indexThreshold { plain = false }
-          prints[index] = UInt64(lastDictionary + 1) << 2
+          prints[index] = UInt64(lastDictionary &+ 1) << 2
           lastDictionary = index
         }
       default:
@@ -135,39 +181,6 @@ extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
     return (plain, maximumUID)
   }
 
-  /// Checks a reference from container `index` at `depth`, and marks a container it names.
-  @inline(__always)
-  private func checkReference(_ target: Int, from index: Int, depth: Int) throws {
-    guard target >= 0, target < trailer.objectCount else { throw Gaveup() }
-    let kind = bytes[offsets[target]] >> 4
-    if kind == 0xA || kind == 0xD {
-      // Upward and unshared: no cycle, and no expansion. (A container at or below this index
-      // has been recorded already, so the second test alone implies the first.)
-      guard target > index, expandedSize[target] == 0 else { throw Gaveup() }
-      expandedSize[target] = -(depth + 1)
-    }
-  }
-
-  @inline(__always)
-  private func record(_ index: Int, _ span: ByteSpan) {
-    // Spans are trivial values: initializing over a stale one needs no deinitialization.
-    (cache + index).initialize(to: span)
-    expandedSize[index] = 1
-  }
-
-  /// The count after a marker and where the contents start, as `readCount` reads them; the short
-  /// form, which nearly every object has, without a call.
-  @inline(__always)
-  private func contentCount(at offset: Int, marker: UInt8) throws -> (count: Int, start: Int) {
-    let nibble = Int(marker & 0x0F)
-    if nibble != 0x0F { return (nibble, offset + 1) }
-    // A one-byte length integer, as every key of 15 to 255 bytes has.
-    if offset + 2 < area.objectAreaEnd, bytes[offset + 1] == 0x10 {
-      return (Int(bytes[offset + 2]), offset + 3)
-    }
-    return try area.readCount(at: offset, marker: marker)
-  }
-
   /// Checks that a dictionary's keys are strings, and clears `plain` when one is not ASCII or two
   /// are equal. Every object has been scanned: `prints` says what each key is.
   private func checkKeys(
@@ -178,6 +191,7 @@ extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
     // key, so keys are compared only on the rare shared bit (archives' largest dictionaries have
     // some 30 keys).
     var seen: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    // The pass has checked every reference, keys included: each names an object.
     for entry in 0..<count {
       let key = Int(
         truncatingIfNeeded: Self.readSizedUInt(

@@ -65,6 +65,15 @@ let scanCases: [ScanCase] = [
     name: "a key that is not a string",
     data: handmadePlist([[0xd1, 0x01, 0x01], [0x09]]), scanAccepts: false),
   .init(
+    name: "an 8-byte reference with its top bit set",
+    data: {
+      // An array (object 0) of one 8-byte reference, all ones, and the one-byte offset table.
+      var bytes = Array("bplist00".utf8) + [0xa1] + Array(repeating: 0xff, count: 8)
+      bytes += [8, 0, 0, 0, 0, 0, 0, 1, 8]
+      bytes += [0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 0] + [0, 0, 0, 0, 0, 0, 0, 17]
+      return Data(bytes)
+    }(), scanAccepts: false),
+  .init(
     name: "a key that is a dictionary",
     data: handmadePlist([[0xd1, 0x01, 0x02], [0xd0], [0x09]]), scanAccepts: false),
   .init(
