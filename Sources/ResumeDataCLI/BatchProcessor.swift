@@ -51,11 +51,16 @@ struct BatchProcessor: Sendable {
     let blob: Data
     let file: String
     switch record.source {
-    case .base64(let text):
-      guard let decoded = Data(base64Encoded: text) else {
-        return result.failed("invalid-record", "\"blob\" is not valid base64")
+    case .base64(let text, let column):
+      switch Base64Encoding.decode(text) {
+      case .success(let decoded): blob = decoded
+      case .failure(let error):
+        // The column in the line when the string has no escapes; else the character in it.
+        return result.failed(
+          "invalid-record", "\"blob\" is not valid base64: \(error.message)",
+          location: column.map { "column \($0 + error.offset)" }
+            ?? "blob character \(error.offset + 1)")
       }
-      blob = decoded
       file = "blob"
     case .path(let path):
       // Only regular files: a FIFO or a device named by a record could block the stream forever.

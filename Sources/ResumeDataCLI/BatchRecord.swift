@@ -9,8 +9,10 @@ import Foundation
 struct BatchRecord {
   /// Where the blob of a record comes from.
   enum Source {
-    /// The blob's bytes, still base64 (the string with its JSON escapes undone).
-    case base64(Data)
+    /// The blob's bytes, still base64 (the string with its JSON escapes undone), and the line's
+    /// column (1-based) of its first byte when it has no escapes (then each byte is at its own
+    /// column).
+    case base64(Data, column: Int?)
     /// A file holding the blob.
     case path(String)
   }
@@ -66,7 +68,12 @@ struct BatchRecord {
               throw scanner.failure("\"\(isBlob ? "blob" : "path")\" must be a string")
             }
             if isBlob {
-              source = .base64(scanner.data(of: try scanner.scanString()))
+              let blob = try scanner.scanString()
+              if case .plain(let range) = blob {
+                source = .base64(scanner.data(of: blob), column: range.lowerBound + 1)
+              } else {
+                source = .base64(scanner.data(of: blob), column: nil)
+              }
             } else {
               let value = try scanner.string()
               guard let path = String(validating: value, as: UTF8.self), !path.isEmpty,

@@ -90,7 +90,19 @@ struct BatchCommandTests {
     ),
     (
       "{\"id\":null,\"blob\":\"not base64!\"}",
-      invalidRecordLine(1, location: nil, "\\\"blob\\\" is not valid base64")
+      invalidRecordLine(1, location: "column 23", "\\\"blob\\\" is not valid base64: a space")
+    ),
+    (
+      "{\"id\":null,\"blob\":\"QU=D\"}",
+      invalidRecordLine(
+        1, location: "column 22", "\\\"blob\\\" is not valid base64: '=' before the end")
+    ),
+    (
+      "{\"id\":null,\"blob\":\"QUJ\\u0044\\nQUJD\"}",
+      invalidRecordLine(
+        1, location: "blob character 5",
+        "\\\"blob\\\" is not valid base64: a line break: a record's base64 is one line (base64 -w 0)"
+      )
     ),
     (
       "{\"id\":null,\"blob\":\"\"}",
@@ -502,6 +514,40 @@ struct BatchBase64Tests {
     }
   }
 
+  @Test("Every length from 0 to 300 decodes back, as Foundation decodes it")
+  func decodesAsFoundation() throws {
+    for length in 0...300 {
+      let data = Data(
+        (0..<length).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761 &+ length) >> 5) })
+      let text = data.base64EncodedData()
+      #expect(try Base64Encoding.decode(text).get() == data, "length \(length)")
+      #expect(Data(base64Encoded: text) == data)
+    }
+  }
+
+  @Test(
+    "Text that is not strict base64 is refused at its first wrong character",
+    arguments: [
+      ("QU=D", 2, "'=' before the end"),
+      ("QUJD====", 4, "more than two '='"),
+      ("QUJD=", 5, "5 characters: not a multiple of four"),
+      ("Q===", 1, "more than two '='"),
+      ("QUJDQ===", 5, "more than two '='"),
+      ("QUJ", 3, "3 characters: not a multiple of four"),
+      ("QR==", 1, "the last character has bits set that the padding drops"),
+      ("QUF=", 2, "the last character has bits set that the padding drops"),
+      ("QUJD\nQUJD", 4, "a line break: a record's base64 is one line (base64 -w 0)"),
+      ("QUJD QUJD", 4, "a space"),
+      ("QU-D", 2, "'-' (base64url?)"),
+      ("QU.D", 2, "'.', not a base64 character"),
+      ("QU\u{7F}D", 2, "the byte 7F, not a base64 character"),
+    ])
+  func strict(_ text: String, offset: Int, message: String) {
+    #expect(
+      Base64Encoding.decode(Data(text.utf8))
+        == .failure(Base64Encoding.DecodingError(offset: offset, message: message)))
+  }
+
   @Test("Known vectors (RFC 4648, section 10)")
   func vectors() {
     let vectors = [
@@ -512,5 +558,9 @@ struct BatchBase64Tests {
       #expect(Base64Encoding.encode(Data(plain.utf8)) == Data(encoded.utf8), "\(plain)")
     }
     #expect(Base64Encoding.encode(Data([0xFB, 0xFF, 0xBF])) == Data("+/+/".utf8))
+    for (plain, encoded) in vectors {
+      #expect(Base64Encoding.decode(Data(encoded.utf8)) == .success(Data(plain.utf8)))
+    }
+    #expect(Base64Encoding.decode(Data("+/+/".utf8)) == .success(Data([0xFB, 0xFF, 0xBF])))
   }
 }
