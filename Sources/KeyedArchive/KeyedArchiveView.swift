@@ -242,6 +242,7 @@ package struct KeyedArchiveView {
   }
 
   // The object a reference to a plain object names: nil for anything but a UID other than 0.
+  @inline(__always)
   private func plainObject(_ reference: Int) -> Int? {
     guard table.isKind(reference, .uid) else { return nil }
     let uid = table.uid(reference)

@@ -144,7 +144,9 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
         .truncated, "binary property list of \(length) bytes is shorter than the 41-byte minimum",
         at: .offset(length))
     }
-    guard bytes.starts(with: "bplist0".utf8) else {
+    // Compared in place: `starts(with:)` walks both sequences a byte at a time.
+    let magic: StaticString = "bplist0"
+    guard memcmp(bytes.baseAddress!, magic.utf8Start, magic.utf8CodeUnitCount) == 0 else {
       throw PropertyListError(.malformed, "missing bplist0 header", at: .offset(0))
     }
     let trailerStart = length - 32

@@ -10,7 +10,13 @@ public enum NetworkFrameworkMask {
 
   /// Whether the bytes begin like a masked Network.framework blob.
   public static func isMasked(_ bytes: Data) -> Bool {
-    bytes.starts(with: maskedMagic)
+    // Through the buffer: `starts(with:)` walks a Data with its iterator, a byte at a time.
+    bytes.count >= 8
+      && bytes.withUnsafeBytes { bytes in
+        maskedMagic.withUnsafeBytes { magic in
+          memcmp(bytes.baseAddress!, magic.baseAddress!, 8) == 0
+        }
+      }
   }
 
   /// The bytes with their first 8 XORed with the mask (masking and unmasking are the same operation).
