@@ -150,10 +150,18 @@ extension ResumeData {
 
   /// Whether a URL string's scheme is http or https, in any case.
   static func isHTTPURL(_ url: String) -> Bool {
-    guard let colon = url.utf8.firstIndex(of: UInt8(ascii: ":")) else { return false }
-    let scheme = String(decoding: url.utf8[..<colon], as: UTF8.self).lowercased()
-    return scheme == "http" || scheme == "https"
+    // Byte by byte, building no string: a byte ORed with 0x20 is one of "https" only when it is
+    // that letter in either case.
+    var position = 0
+    for byte in url.utf8 {
+      if byte == UInt8(ascii: ":") { return position == 4 || position == 5 }
+      guard position < 5, byte | 0x20 == httpsBytes[position] else { return false }
+      position += 1
+    }
+    return false
   }
+
+  private static let httpsBytes = Array("https".utf8)
 
   private func partialFileFindings(_ directory: URL?, into all: inout [Finding]) {
     var found = [Finding]()

@@ -75,6 +75,21 @@ struct DiagnosisTests {
     #expect(ResumeData.isSafeBareName(name) == safe)
   }
 
+  @Test(
+    "Only http and https URLs, in any case, resume",
+    arguments: [
+      ("https://example.com/f", true), ("http://example.com/f", true), ("HTTPS://E/f", true),
+      ("HtTp:x", true), ("ftp://example.com/f", false), ("file:///tmp/f", false),
+      ("https", false), ("httpx://e/f", false), ("htt://e/f", false), (":", false),
+      ("https2://e/f", false), ("ht p://e", false), ("þttp://e", false),
+    ])
+  func httpSchemes(_ url: String, resumable: Bool) throws {
+    var entries = try plainEntries(
+      version: 2, extra: [(ResumeDataKey.tempFileName, .string("CFNetworkDownload_x.tmp"))])
+    entries[ResumeDataKey.downloadURL] = .string(url)
+    #expect(try codes(entries).contains("not-http") == !resumable)
+  }
+
   @Test("Findings come most severe first, in the order found within a severity")
   func findingOrder() throws {
     var entries = try plainEntries(
