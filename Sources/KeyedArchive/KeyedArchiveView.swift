@@ -215,8 +215,9 @@ package struct KeyedArchiveView {
   ///
   /// - Parameter knownKeys: strings to return for keys spelled as one of them, rather than a new
   ///   string read from the bytes (the caller's constants cost no allocation).
+  /// - Returns: also whether every key is one of `knownKeys`.
   package func plainRootDictionary(limits: KeyedArchiveLimits, knownKeys: [String] = []) -> (
-    entries: [PropertyListDictionary.Element], mutable: Bool
+    entries: [PropertyListDictionary.Element], mutable: Bool, keysAreKnown: Bool
   )? {
     let root = rootUID
     guard root != 0, let classUID = classUID(ofInstance: object(root)) else { return nil }
@@ -231,14 +232,17 @@ package struct KeyedArchiveView {
     else { return nil }
     var entries = [PropertyListDictionary.Element]()
     entries.reserveCapacity(table.count(keys))
+    var keysAreKnown = true
     for position in 0..<table.count(keys) {
       guard let keyObject = plainObject(table.element(keys, position)),
         table.isKind(keyObject, .string),
         let value = plainValue(table.element(values, position))
       else { return nil }
-      entries.append((key(keyObject, knownKeys), value))
+      let (key, isKnown) = key(keyObject, knownKeys)
+      keysAreKnown = keysAreKnown && isKnown
+      entries.append((key, value))
     }
-    return (entries, mutable)
+    return (entries, mutable, keysAreKnown)
   }
 
   // The object a reference to a plain object names: nil for anything but a UID other than 0.
@@ -249,17 +253,17 @@ package struct KeyedArchiveView {
     return uid == 0 ? nil : object(uid)
   }
 
-  // A string object as a key: one of `knownKeys` when it is spelled so.
-  private func key(_ object: Int, _ knownKeys: [String]) -> String {
+  // A string object as a key: one of `knownKeys` when it is spelled so (and whether it is).
+  private func key(_ object: Int, _ knownKeys: [String]) -> (String, isKnown: Bool) {
     if let bytes = table.asciiBytes(object) {
       for known in knownKeys where known.utf8.count == bytes.count {
         var known = known
         if known.withUTF8({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
-          return known
+          return (known, true)
         }
       }
     }
-    return table.string(object)
+    return (table.string(object), false)
   }
 
   // A reference to a plain string, number, boolean or data object, decoded as the decoder does

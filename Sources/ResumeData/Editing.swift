@@ -25,6 +25,7 @@ extension ResumeData {
     }
     entries[key] = value
     isEdited = true
+    entryKeysAreKnown = Unequated(false)
     if Self.requestKeys.contains(key) { refreshRequests() }
   }
 

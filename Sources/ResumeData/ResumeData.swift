@@ -67,6 +67,10 @@ public struct ResumeData: Sendable, Hashable {
   var rootIsMutable = true
   // Set by every edit: an edited blob is written afresh rather than from `original`.
   var isEdited = false
+  // Whether every key of `entries` is known to be one of `ResumeDataKey.known`, found in passing
+  // when a blob is read in place (false: not known to be; `hasUnknownKeys` then looks). Takes no
+  // part in equality: it only saves looking again.
+  var entryKeysAreKnown = Unequated(false)
   // The current and original requests, decoded once (nil when absent or undecodable): diagnosis,
   // display and repair read them many times. Kept in step with `entries` by `refreshRequests`.
   // Two fields, not an array: an array of optionals is copied and destroyed through generic
@@ -146,6 +150,7 @@ public struct ResumeData: Sendable, Hashable {
     archivedEntries = split.archived
     rootKeyOrder = split.order
     rootIsMutable = root.mutable
+    entryKeysAreKnown = Unequated(root.keysAreKnown)
     networkFrameworkInfo = nil
     container = .keyedArchive
     let isSafari =
@@ -340,14 +345,21 @@ public struct ResumeData: Sendable, Hashable {
   )? {
     var order = [String]()
     order.reserveCapacity(entries.count)
-    for entry in entries {
-      // A handful of keys: comparing them pairwise is cheaper than hashing.
-      let length = entry.key.utf8.count
-      for earlier in order where earlier.utf8.count == length && earlier == entry.key {
-        return nil
+    // Through the buffer: each key is read in place, rather than copied out of its entry along
+    // with (and retaining) the entry's value.
+    let distinct = entries.withUnsafeBufferPointer { entries in
+      for position in entries.indices {
+        // A handful of keys: comparing them pairwise is cheaper than hashing.
+        let length = entries[position].key.utf8.count
+        for earlier in order
+        where earlier.utf8.count == length && earlier == entries[position].key {
+          return false
+        }
+        order.append(entries[position].key)
       }
-      order.append(entry.key)
+      return true
     }
+    guard distinct else { return nil }
     return (PropertyListDictionary(uniqueKeys: entries), [:], order)
   }
 
@@ -470,6 +482,7 @@ public struct ResumeData: Sendable, Hashable {
 
   /// Whether `unknownKeys` is not empty, found without building it.
   var hasUnknownKeys: Bool {
+    if entryKeysAreKnown.value, archivedEntries.isEmpty { return false }
     if generation == .networkFrameworkWebKit { return !unknownKeys.isEmpty }
     return !entries.entriesSatisfy { key, _ in ResumeDataKey.isKnown(key) }
       || archivedEntries.keys.contains { !ResumeDataKey.isKnown($0) }
@@ -521,4 +534,15 @@ public struct ResumeData: Sendable, Hashable {
         .keyedArchive, error.message, at: error.keyPath, keyedArchiveError: error)
     }
   }
+}
+
+/// A value that takes no part in equality or hashing: what a reader found out in passing, kept to
+/// save finding it again.
+struct Unequated<Value: Sendable>: Sendable, Hashable {
+  var value: Value
+
+  init(_ value: Value) { self.value = value }
+
+  static func == (lhs: Self, rhs: Self) -> Bool { true }
+  func hash(into hasher: inout Hasher) {}
 }

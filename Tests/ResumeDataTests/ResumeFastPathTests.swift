@@ -35,6 +35,19 @@ struct ResumeFastPathTests {
     #expect(!blob.isReadInPlace)
   }
 
+  @Test("Unknown keys are reported for a blob read in place, and after an edit adds one")
+  func unknownKeys() throws {
+    let unknown = try ResumeData(decoding: fixture("resume/keyed-v5-unknown-key.archive"))
+    #expect(unknown.isReadInPlace)
+    #expect(unknown.findings().map(\.code).contains("unknown-keys"))
+    var known = try ResumeData(decoding: fixture("resume/keyed-v5-response.archive"))
+    #expect(known.isReadInPlace)
+    #expect(!known.findings().map(\.code).contains("unknown-keys"))
+    try known.setEntry("SomethingNew", .string("kept"))
+    #expect(known.unknownKeys == ["SomethingNew"])
+    #expect(known.findings().map(\.code).contains("unknown-keys"))
+  }
+
   @Test(
     "An untouched blob read in place whose bytes are their own encoding is encoded undecoded",
     arguments: ["resume/keyed-v4.archive", "resume/keyed-v5-response.archive"])
