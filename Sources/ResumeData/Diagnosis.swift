@@ -30,8 +30,7 @@ extension ResumeData {
           path: ResumeDataKey.byteRange))
     }
     let current = currentRequest
-    let hasRequestData = entries[ResumeDataKey.currentRequest] != nil || networkFrameworkInfo != nil
-    if current == nil, hasRequestData {
+    if current == nil, entries[ResumeDataKey.currentRequest] != nil || networkFrameworkInfo != nil {
       found.append(
         Finding(
           "request-undecodable", .error, "the current request archive does not decode",
