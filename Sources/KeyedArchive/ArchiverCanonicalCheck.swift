@@ -56,16 +56,9 @@ private struct CanonicalCheck {
     numbers.reserveCapacity(8)
   }
 
-  // `bplist00`, compared in place: `starts(with:)` walks both sequences a byte at a time. (A
-  // checked plist has at least 41 bytes.)
-  private static func startsWithWriterMagic(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    let magic: StaticString = "bplist00"
-    return memcmp(bytes.baseAddress!, magic.utf8Start, magic.utf8CodeUnitCount) == 0
-  }
-
   mutating func run() -> Bool {
     guard plist.objectCount <= ArchiverFlattener.maximumObjectsChecked,
-      Self.startsWithWriterMagic(bytes), plist.topObjectIndex == 0,
+      plist.isVersion00, plist.topObjectIndex == 0,
       plist.referenceSize == referenceSize,
       plist.offsetSize == BinaryObjectEncoding.byteCount(UInt64(plist.offsetTableOffset)),
       // The writer's trailer starts with six zero bytes (unused and sort version).

@@ -144,9 +144,7 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
         .truncated, "binary property list of \(length) bytes is shorter than the 41-byte minimum",
         at: .offset(length))
     }
-    // Compared in place: `starts(with:)` walks both sequences a byte at a time.
-    let magic: StaticString = "bplist0"
-    guard memcmp(bytes.baseAddress!, magic.utf8Start, magic.utf8CodeUnitCount) == 0 else {
+    guard BinaryBytes.hasPrefix(bytes, "bplist0") else {
       throw PropertyListError(.malformed, "missing bplist0 header", at: .offset(0))
     }
     let trailerStart = length - 32
@@ -667,6 +665,14 @@ struct BinaryObjectArea {
 
 /// Big-endian reads of the unsigned integers binary plists store.
 enum BinaryBytes {
+  /// Whether `bytes` start with `magic`, compared in place: `starts(with:)` walks both sequences
+  /// a byte at a time.
+  @inline(__always)
+  static func hasPrefix(_ bytes: UnsafeRawBufferPointer, _ magic: StaticString) -> Bool {
+    bytes.count >= magic.utf8CodeUnitCount
+      && memcmp(bytes.baseAddress!, magic.utf8Start, magic.utf8CodeUnitCount) == 0
+  }
+
   @inline(__always)
   static func readUInt64(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UInt64 {
     UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))

@@ -95,6 +95,10 @@ package final class BinaryPropertyListView {
   /// The input's bytes.
   package var rawBytes: UnsafeRawBufferPointer { bytes }
 
+  /// Whether the input starts `bplist00`, the version every writer writes (the view reads any
+  /// `bplist0x`).
+  package var isVersion00: Bool { BinaryBytes.hasPrefix(bytes, "bplist00") }
+
   /// The number of objects in the offset table (reachable or not).
   package var objectCount: Int { parser.trailer.objectCount }
 
