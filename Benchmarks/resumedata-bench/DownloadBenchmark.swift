@@ -11,17 +11,23 @@ import Foundation
 /// process (`wait4`).
 enum DownloadBenchmark {
   static let usage = """
-    USAGE: resumedata-bench download --url <url>... [--tool <path>] [--output-dir <dir>]
+    USAGE: resumedata-bench download --url <url>... [--tool <path>] [--floor <path>]
+                                     [--rounds <n>] [--output-dir <dir>]
 
     Fetches each URL with `curl -sS -o FILE URL` and with `resumedata download URL -o FILE`
-    (the tool built beside this benchmark, or --tool), one after the other, and prints for each
-    the wall time, CPU time (user + system) and peak resident memory, and the ratios ours / curl.
-    The outputs are compared byte for byte and deleted. Serve the files from a local server
+    (the tool built beside this benchmark, or --tool), and with --floor, a program that fetches it
+    with a bare URLSession data task discarding every chunk (Benchmarks/urlsession-floor: what any
+    downloader on URLSession pays before it does anything with the bytes). Each round runs them
+    one after the other; the lines give each one's best wall time and best CPU time (user +
+    system) over the rounds and its largest peak resident memory, then the ratios. The outputs
+    of curl and ours are compared byte for byte and deleted. Serve the files from a local server
     (Benchmarks/download-bench.sh starts nginx on 127.0.0.1 with 1 GiB and 4 GiB files).
 
     OPTIONS:
       --url <url>             A file to fetch (repeatable).
       --tool <path>           The resumedata executable (default: next to this benchmark).
+      --floor <path>          The urlsession-floor executable (default: none, no floor line).
+      --rounds <n>            Rounds per file (default: 1).
       --output-dir <dir>      Where the downloads are written (default: a temporary directory).
       -h, --help              Show help information.
     """
@@ -32,31 +38,46 @@ enum DownloadBenchmark {
     var cpu: Double
     var peakKiB: Int
     var status: Int32
+
+    /// The best of two runs: the shorter wall and CPU times, the larger peak memory (the bound
+    /// that matters), and the first failing status.
+    func merged(with other: Usage) -> Usage {
+      Usage(
+        wall: min(wall, other.wall), cpu: min(cpu, other.cpu), peakKiB: max(peakKiB, other.peakKiB),
+        status: status != 0 ? status : other.status)
+    }
   }
 
   static func run(_ arguments: [String]) -> Int32 {
     var urls = [String]()
     var tool = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
       .appendingPathComponent("resumedata").path
+    var floor: String?
+    var rounds = 1
     var outputDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "resumedata-download-bench-\(getpid())")
-    let hint = "resumedata-bench download --url <url>... [--tool <path>] [--output-dir <dir>]"
+    let hint =
+      "resumedata-bench download --url <url>... [--tool <path>] [--floor <path>] [--rounds <n>]"
     var remaining = arguments[...]
     while let argument = remaining.popFirst() {
       switch argument {
       case "-h", "--help":
         print(usage)
         return 0
-      case "--url", "--tool", "--output-dir":
+      case "--url", "--tool", "--floor", "--rounds", "--output-dir":
         guard let value = remaining.popFirst() else {
           return usageError("missing value for '\(argument)'", hint: hint)
         }
-        if argument == "--url" {
-          urls.append(value)
-        } else if argument == "--tool" {
-          tool = value
-        } else {
-          outputDirectory = URL(fileURLWithPath: value)
+        switch argument {
+        case "--url": urls.append(value)
+        case "--tool": tool = value
+        case "--floor": floor = value
+        case "--rounds":
+          guard let count = Int(value), count > 0 else {
+            return usageError("--rounds needs a positive whole number", hint: hint)
+          }
+          rounds = count
+        default: outputDirectory = URL(fileURLWithPath: value)
         }
       default:
         return usageError("unexpected argument '\(argument)'", hint: hint)
@@ -65,39 +86,64 @@ enum DownloadBenchmark {
     guard !urls.isEmpty else { return usageError("give at least one --url", hint: hint) }
     try? FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: outputDirectory) }
+    var failed = false
     for url in urls {
       let name = URL(string: url)?.lastPathComponent ?? "file"
       let theirs = outputDirectory.appendingPathComponent("curl-\(name)").path
       let ours = outputDirectory.appendingPathComponent("ours-\(name)").path
       let state = outputDirectory.appendingPathComponent("state").path
-      guard let curl = spawn(["/usr/bin/curl", "-sS", "-o", theirs, url]),
-        let mine = spawn([tool, "download", url, "-o", ours, "--state-dir", state])
-      else {
-        printError("Error: could not start curl or \(tool)")
-        return 1
+      var contenders: [(label: String, command: [String])] = [
+        ("curl", ["/usr/bin/curl", "-sS", "-o", theirs, url])
+      ]
+      if let floor { contenders.append(("floor", [floor, url])) }
+      contenders.append(("ours", [tool, "download", url, "-o", ours, "--state-dir", state]))
+      var best = [String: Usage]()
+      for round in 1...rounds {
+        for contender in contenders {
+          guard let usage = spawn(contender.command) else {
+            printError("Error: could not start \(contender.command[0])")
+            return 1
+          }
+          best[contender.label] = best[contender.label].map { $0.merged(with: usage) } ?? usage
+        }
+        let same = FileManager.default.contentsEqual(atPath: theirs, andPath: ours)
+        let statuses = contenders.map { "\($0.label) \(best[$0.label]?.status ?? -1)" }
+        if round == rounds || !same || best.values.contains(where: { $0.status != 0 }) {
+          let size = (try? FileManager.default.attributesOfItem(atPath: ours))?[.size] as? NSNumber
+          let ok = same && !best.values.contains { $0.status != 0 }
+          failed = failed || !ok
+          print(
+            "# download \(name): \(size.map { "\($0.int64Value) bytes" } ?? "?"), "
+              + "\(rounds) round\(rounds == 1 ? "" : "s"); "
+              + (ok
+                ? "✓ ours and curl wrote the same bytes"
+                : "✗ outputs differ or a tool failed (\(statuses.joined(separator: ", ")))"))
+        }
+        try? FileManager.default.removeItem(atPath: theirs)
+        try? FileManager.default.removeItem(atPath: ours)
+        if failed { break }
       }
-      let same = FileManager.default.contentsEqual(atPath: theirs, andPath: ours)
-      let size = (try? FileManager.default.attributesOfItem(atPath: ours))?[.size] as? NSNumber
-      print(
-        "# download \(name): \(size.map { "\($0.int64Value) bytes" } ?? "?"); "
-          + (same && curl.status == 0 && mine.status == 0
-            ? "✓ ours and curl wrote the same bytes"
-            : "✗ outputs differ or a tool failed (curl \(curl.status), ours \(mine.status))"))
-      try? FileManager.default.removeItem(atPath: theirs)
-      try? FileManager.default.removeItem(atPath: ours)
-      for (label, usage) in [("curl", curl), ("ours", mine)] {
+      for contender in contenders {
+        guard let usage = best[contender.label] else { continue }
         print(
           String(
             format: "download %@ %@  wall %.2f s  cpu %.2f s  peak RSS %.1f MiB", padded(name, 10),
-            padded(label, 4), usage.wall, usage.cpu, Double(usage.peakKiB) / 1024))
+            padded(contender.label, 5), usage.wall, usage.cpu, Double(usage.peakKiB) / 1024))
       }
-      print(
-        String(
-          format: "download %@ ratio ours/curl  wall %.2fx  cpu %.2fx  peak RSS %.2fx",
-          padded(name, 10), mine.wall / curl.wall, mine.cpu / max(curl.cpu, 0.001),
-          Double(mine.peakKiB) / Double(max(curl.peakKiB, 1))))
+      let pairs = [("ours", "curl"), ("floor", "curl"), ("ours", "floor")]
+      for (top, bottom) in pairs {
+        guard let top = best[top].map({ (top, $0) }),
+          let bottom = best[bottom].map({ (bottom, $0) })
+        else { continue }
+        print(
+          String(
+            format: "download %@ ratio %@  wall %.2fx  cpu %.2fx  peak RSS %.2fx", padded(name, 10),
+            padded("\(top.0)/\(bottom.0)", 10), top.1.wall / bottom.1.wall,
+            top.1.cpu / max(bottom.1.cpu, 0.001),
+            Double(top.1.peakKiB) / Double(max(bottom.1.peakKiB, 1))))
+      }
     }
-    return 0
+    return failed ? 1 : 0
   }
 
   /// Runs a command to its end and returns the kernel's accounting of it: its output discarded,

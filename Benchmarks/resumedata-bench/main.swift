@@ -33,8 +33,9 @@ enum Usage {
       batch                   resumedata batch repairing NDJSON streams of v2 XML and
                               keyed v5 blobs: records/s with 1 and 2 jobs, peak RSS at
                               two input lengths, vs the same pipeline with Foundation.
-      download                The same file fetched by curl and by resumedata download:
-                              wall time, CPU time and peak RSS (see download-bench.sh).
+      download                The same file fetched by curl, by a bare URLSession task
+                              (the floor) and by resumedata download: wall time, CPU
+                              time and peak RSS (see download-bench.sh).
 
     OPTIONS:
       -h, --help              Show help information.
