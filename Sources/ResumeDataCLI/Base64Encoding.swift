@@ -8,28 +8,35 @@ import Foundation
 enum Base64Encoding {
   private static let alphabet = Array(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-  // Every 12-bit value as its two characters, in the order they are stored: half the lookups.
+  // Every 12-bit value as its two characters, the first in the low byte: half the lookups.
   private static let pairs: [UInt16] = (0..<4096).map { value in
-    (UInt16(alphabet[value >> 6]) | UInt16(alphabet[value & 0x3F]) << 8).littleEndian
+    UInt16(alphabet[value >> 6]) | UInt16(alphabet[value & 0x3F]) << 8
   }
 
   /// The base64 of `data`.
   static func encode(_ data: Data) -> Data {
-    let groups = data.count / 3
-    let remainder = data.count % 3
+    var encoded: [UInt8] = []
+    encode(data, appendingTo: &encoded)
+    return Data(encoded)
+  }
+
+  /// Appends the base64 of `data` to `out`: `batch` writes it straight into a result's line.
+  static func encode(_ data: Data, appendingTo out: inout [UInt8]) {
     // Cannot overflow: `data` is in memory.
-    let length = 4 * (groups + (remainder > 0 ? 1 : 0))
-    var encoded = Data(count: length)
-    encoded.withUnsafeMutableBytes { out in
+    let length = (data.count + 2) / 3 * 4
+    let start = out.count
+    out.append(contentsOf: repeatElement(0, count: length))
+    out.withUnsafeMutableBytes { out in
       data.withUnsafeBytes { input in
         alphabet.withUnsafeBufferPointer { table in
           pairs.withUnsafeBufferPointer { pairs in
-            encode(input, table: table, pairs: pairs, into: out)
+            encode(
+              input, table: table, pairs: pairs,
+              into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
           }
         }
       }
     }
-    return encoded
   }
 
   // The loop, apart from the closures so that its state stays in registers.
@@ -39,27 +46,39 @@ enum Base64Encoding {
   ) {
     var read = 0
     var written = 0
+    // Six bytes to eight characters a step, read as one 8-byte load (its last two bytes unused).
+    while input.count &- read >= 8 {
+      let word = UInt64(bigEndian: input.loadUnaligned(fromByteOffset: read, as: UInt64.self))
+      let first = Int(truncatingIfNeeded: word >> 40)
+      let second = Int(truncatingIfNeeded: word >> 16) & 0xFF_FFFF
+      let characters =
+        UInt64(pairs[first >> 12]) | UInt64(pairs[first & 0xFFF]) << 16
+        | UInt64(pairs[second >> 12]) << 32 | UInt64(pairs[second & 0xFFF]) << 48
+      out.storeBytes(of: characters.littleEndian, toByteOffset: written, as: UInt64.self)
+      read &+= 6
+      written &+= 8
+    }
     let whole = input.count - input.count % 3
     while read < whole {
       let group =
-        UInt32(input[read]) << 16 | UInt32(input[read &+ 1]) << 8 | UInt32(input[read &+ 2])
-      out.storeBytes(of: pairs[Int(group >> 12)], toByteOffset: written, as: UInt16.self)
-      out.storeBytes(of: pairs[Int(group & 0xFFF)], toByteOffset: written &+ 2, as: UInt16.self)
+        Int(input[read]) << 16 | Int(input[read &+ 1]) << 8 | Int(input[read &+ 2])
+      let characters = UInt32(pairs[group >> 12]) | UInt32(pairs[group & 0xFFF]) << 16
+      out.storeBytes(of: characters.littleEndian, toByteOffset: written, as: UInt32.self)
       read &+= 3
       written &+= 4
     }
     switch input.count - whole {
     case 1:
-      let group = UInt32(input[read]) << 16
-      out[written] = table[Int(group >> 18)]
-      out[written + 1] = table[Int((group >> 12) & 0x3F)]
+      let group = Int(input[read]) << 16
+      out[written] = table[group >> 18]
+      out[written + 1] = table[(group >> 12) & 0x3F]
       out[written + 2] = UInt8(ascii: "=")
       out[written + 3] = UInt8(ascii: "=")
     case 2:
-      let group = UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8
-      out[written] = table[Int(group >> 18)]
-      out[written + 1] = table[Int((group >> 12) & 0x3F)]
-      out[written + 2] = table[Int((group >> 6) & 0x3F)]
+      let group = Int(input[read]) << 16 | Int(input[read + 1]) << 8
+      out[written] = table[group >> 18]
+      out[written + 1] = table[(group >> 12) & 0x3F]
+      out[written + 2] = table[(group >> 6) & 0x3F]
       out[written + 3] = UInt8(ascii: "=")
     default:
       break
@@ -84,13 +103,107 @@ enum Base64Encoding {
   /// the padding drops (canonical text, as every encoder writes it).
   static func decode(_ text: Data) -> Result<Data, DecodingError> {
     text.withUnsafeBytes { text in
-      values.withUnsafeBufferPointer { values in decode(text, values: values) }
+      // The fast path takes canonical text, which is what arrives; anything else, good or bad,
+      // goes to the strict decoder, which also says what is wrong.
+      if let decoded = decodeCanonical(text) { return .success(decoded) }
+      return decodeStrictly(text)
     }
   }
 
-  private static func decode(_ text: UnsafeRawBufferPointer, values: UnsafeBufferPointer<UInt8>)
-    -> Result<Data, DecodingError>
-  {
+  // Four tables, one per character of a group: each character's 6 bits already shifted to their
+  // place in the group's three bytes (the first byte lowest), or `invalid` for a byte outside the
+  // alphabet. OR-ing a group's four entries gives its bytes, and `invalid` if any was wrong.
+  private static let invalid: UInt32 = 1 << 24
+  private static let quadruples: [UInt32] = (0..<4).flatMap { position in
+    (0..<256).map { byte -> UInt32 in
+      let value = UInt32(values[byte])
+      guard value != 0xFF else { return invalid }
+      switch position {
+      case 0: return value << 2
+      case 1: return value >> 4 | (value & 0xF) << 12
+      case 2: return (value >> 2) << 8 | (value & 0x3) << 22
+      default: return value << 16
+      }
+    }
+  }
+
+  /// Decodes canonical base64 (what `decodeStrictly` accepts) to the same bytes, or returns nil
+  /// for any other text.
+  static func decodeCanonical(_ text: UnsafeRawBufferPointer) -> Data? {
+    quadruples.withUnsafeBufferPointer { decodeCanonical(text, tables: $0) }
+  }
+
+  // Whole groups through `tables`, eight characters a step.
+  private static func decodeCanonical(
+    _ text: UnsafeRawBufferPointer, tables: UnsafeBufferPointer<UInt32>
+  ) -> Data? {
+    let count = text.count
+    guard count > 0, count % 4 == 0 else { return nil }
+    // The last group may hold padding: it is read apart, after the loop.
+    let last = count &- 4
+    let equals = UInt8(ascii: "=")
+    let padding = text[count &- 1] != equals ? 0 : text[count &- 2] != equals ? 1 : 2
+    let decodedCount = count / 4 * 3 &- padding
+    guard let memory = malloc(decodedCount) else { return nil }
+    let out = UnsafeMutableRawBufferPointer(start: memory, count: decodedCount)
+    let t0 = tables.baseAddress!
+    let t1 = t0 + 256
+    let t2 = t0 + 512
+    let t3 = t0 + 768
+    var wrong: UInt32 = 0
+    var read = 0
+    var written = 0
+    // Each step stores four bytes for three: the fourth is overwritten by the next group, and the
+    // last group (at least one byte) is written after the loop, so no store passes the end.
+    while last &- read >= 8 {
+      let word = UInt64(littleEndian: text.loadUnaligned(fromByteOffset: read, as: UInt64.self))
+      let first =
+        t0[Int(word & 0xFF)] | t1[Int(word >> 8 & 0xFF)] | t2[Int(word >> 16 & 0xFF)]
+        | t3[Int(word >> 24 & 0xFF)]
+      let second =
+        t0[Int(word >> 32 & 0xFF)] | t1[Int(word >> 40 & 0xFF)] | t2[Int(word >> 48 & 0xFF)]
+        | t3[Int(word >> 56)]
+      wrong |= first | second
+      out.storeBytes(of: first.littleEndian, toByteOffset: written, as: UInt32.self)
+      out.storeBytes(of: second.littleEndian, toByteOffset: written &+ 3, as: UInt32.self)
+      read &+= 8
+      written &+= 6
+    }
+    while read < last {
+      let group =
+        t0[Int(text[read])] | t1[Int(text[read &+ 1])] | t2[Int(text[read &+ 2])]
+        | t3[Int(text[read &+ 3])]
+      wrong |= group
+      out.storeBytes(of: group.littleEndian, toByteOffset: written, as: UInt32.self)
+      read &+= 4
+      written &+= 3
+    }
+    // The last group: `=` stands for a character of value 0, and a canonical text has no bits set
+    // in what the padding drops.
+    let group =
+      t0[Int(text[read])] | t1[Int(text[read &+ 1])]
+      | (padding == 2 ? 0 : t2[Int(text[read &+ 2])])
+      | (padding >= 1 ? 0 : t3[Int(text[read &+ 3])])
+    let dropped: UInt32 = padding == 2 ? 0xFF_FF00 : padding == 1 ? 0xFF_0000 : 0
+    guard (wrong | group) & invalid == 0, group & dropped == 0 else {
+      free(memory)
+      return nil
+    }
+    out[written] = UInt8(truncatingIfNeeded: group)
+    if padding < 2 { out[written &+ 1] = UInt8(truncatingIfNeeded: group >> 8) }
+    if padding < 1 { out[written &+ 2] = UInt8(truncatingIfNeeded: group >> 16) }
+    return Data(bytesNoCopy: memory, count: decodedCount, deallocator: .free)
+  }
+
+  /// The strict decoder, character by character: the reference for `decodeCanonical`, and the
+  /// one that finds the first wrong character.
+  static func decodeStrictly(_ text: UnsafeRawBufferPointer) -> Result<Data, DecodingError> {
+    values.withUnsafeBufferPointer { values in decodeStrictly(text, values: values) }
+  }
+
+  private static func decodeStrictly(
+    _ text: UnsafeRawBufferPointer, values: UnsafeBufferPointer<UInt8>
+  ) -> Result<Data, DecodingError> {
     // The first character outside the alphabet ends the data: padding, or an error.
     var end = 0
     while end < text.count, values[Int(text[end])] != 0xFF { end &+= 1 }

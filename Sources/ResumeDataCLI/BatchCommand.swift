@@ -267,9 +267,7 @@ struct BatchRunner: Sendable {
     buffer.removeAll(keepingCapacity: true)
     var allOk = true
     for result in results {
-      buffer.append(contentsOf: result.json.utf8)
-      if let blob = result.blob { buffer.append(contentsOf: blob) }
-      buffer.append(contentsOf: result.tail.utf8)
+      buffer.append(contentsOf: result.line)
       buffer.append(UInt8(ascii: "\n"))
       allOk = allOk && result.ok
     }

@@ -7,13 +7,8 @@ import ResumeData
 struct BatchProcessor: Sendable {
   /// One line's result.
   struct Result: Sendable {
-    /// The result as one line of JSON, without its line break: `json`, then `blob` (base64
-    /// bytes, when the result carries a blob), then `tail`.
-    var json: String
-    /// The new blob's base64, when the result carries one.
-    var blob: Data? = nil
-    /// What follows `blob`.
-    var tail = ""
+    /// The result as one line of JSON (UTF-8), without its line break.
+    var line: [UInt8]
     /// Whether the record was ok (counts toward the exit status).
     var ok: Bool
   }
@@ -115,40 +110,30 @@ struct BatchProcessor: Sendable {
     }
     let findings = made.findings(temporaryDirectory: settings.temporaryDirectory)
     result.resumable = !findings.contains { $0.severity == .error }
-    var output = CompactJSON.Object()
-    output.add("generation", string: made.generation.rawValue)
-    output.add("container", string: made.container.rawValue)
-    output.add("infoVersion", made.infoVersion.map(String.init) ?? "null")
-    output.add("findings", CompactJSON.findings(findings))
+    var output = BatchResultObject.Output(
+      generation: made.generation.rawValue, container: made.container.rawValue,
+      infoVersion: made.infoVersion, findings: findings)
     if settings.inPlace, case .path(let path) = record.source {
-      output.add("blob", "null")
-      if bytes == blob {
-        // An untouched blob encodes to its own bytes: nothing to replace, nothing to back up.
-        output.add("written", "null")
-      } else {
+      // An untouched blob encodes to its own bytes: nothing to replace, nothing to back up.
+      if bytes != blob {
         do throws(CommandError) {
           try Files.replace(path, with: bytes, backup: settings.backup)
         } catch {
-          result.output = output.rendered
+          output.written = .absent
+          result.output = output
           return result.failed("failed", error.message, file: path)
         }
-        output.add("written", CompactJSON.string(path))
+        output.written = .path(path)
       }
     } else {
-      // The base64 goes into the output as bytes, between the text before and after it: made into
-      // a String and copied into the line, it would cost more than the whole repair.
-      output.add("blob", "\"")
-      result.output = output.openText
-      result.outputBlob = Base64Encoding.encode(bytes)
-      result.outputTail = "\",\"written\":null}"
-      return result.succeeded()
+      output.blob = bytes
     }
-    result.output = output.rendered
+    result.output = output
     return result.succeeded()
   }
 }
 
-/// The fields of one result line, rendered in a fixed order once the record is done.
+/// The fields of one result line, written in a fixed order once the record is done.
 private struct BatchResultObject {
   let input: String
   let line: Int
@@ -157,12 +142,36 @@ private struct BatchResultObject {
   var container: String?
   var resumable: Bool?
   var findings: [Finding] = []
-  /// The `output` object, already rendered; or, with `outputBlob`, its text up to the blob.
-  var output: String?
-  /// The new blob's base64, which goes between `output` and `outputTail`.
-  var outputBlob: Data?
-  /// The `output` object's text after `outputBlob`.
-  var outputTail = ""
+  var output: Output?
+
+  /// The `output` object: the blob made from the record.
+  struct Output {
+    var generation: String
+    var container: String
+    var infoVersion: Int?
+    var findings: [Finding]
+    /// The new blob, written as base64; nil writes `null` (it went to a file, or nowhere).
+    var blob: Data? = nil
+    var written = Written.none
+  }
+
+  /// The `written` field of `output`.
+  enum Written {
+    /// Left out: the replacement failed (the error says why).
+    case absent
+    /// `null`: the blob is in `blob`, or the file already held it.
+    case none
+    /// The file replaced.
+    case path(String)
+  }
+
+  /// The `error` object.
+  private struct Failure {
+    var kind: String
+    var file: String?
+    var location: String?
+    var message: String
+  }
 
   init(input: String, line: Int) {
     self.input = input
@@ -181,12 +190,7 @@ private struct BatchResultObject {
   func failed(_ kind: String, _ message: String, location: String? = nil, file: String? = nil)
     -> BatchProcessor.Result
   {
-    var error = CompactJSON.Object()
-    error.add("kind", string: kind)
-    error.add("file", string: file)
-    error.add("location", string: location)
-    error.add("message", string: message)
-    return rendered(error: error.rendered)
+    rendered(error: Failure(kind: kind, file: file, location: location, message: message))
   }
 
   /// A failed record from a command error: malformed input, unreadable file or failed operation.
@@ -208,73 +212,193 @@ private struct BatchResultObject {
     return failed(kind, error.message, location: location, file: file)
   }
 
-  private func rendered(error: String?) -> BatchProcessor.Result {
-    var object = CompactJSON.Object()
-    object.add("schemaVersion", "1")
-    object.add("input", string: input)
-    object.add("line", String(line))
-    object.add("id", id ?? "null")
-    object.add("ok", error == nil ? "true" : "false")
-    object.add("generation", string: generation)
-    object.add("container", string: container)
-    object.add("resumable", resumable.map { $0 ? "true" : "false" } ?? "null")
-    object.add("findings", CompactJSON.findings(findings))
-    object.add("output", output ?? "null")
-    guard let outputBlob else {
-      object.add("error", error ?? "null")
-      return BatchProcessor.Result(json: object.rendered, ok: error == nil)
+  private func rendered(error: Failure?) -> BatchProcessor.Result {
+    // Room for the fields and the blob's base64, so that the line grows at most once or twice.
+    var json = JSONLine(capacity: 640 + (output?.blob.map { $0.count / 3 * 4 } ?? 0))
+    json.beginObject()
+    json.key("schemaVersion")
+    json.number(1)
+    json.key("input")
+    json.string(input)
+    json.key("line")
+    json.number(line)
+    json.key("id")
+    json.raw(id ?? "null")
+    json.key("ok")
+    json.bool(error == nil)
+    json.key("generation")
+    json.string(generation)
+    json.key("container")
+    json.string(container)
+    json.key("resumable")
+    json.bool(resumable)
+    json.key("findings")
+    json.findings(findings)
+    json.key("output")
+    if let output {
+      json.beginObject()
+      json.key("generation")
+      json.string(output.generation)
+      json.key("container")
+      json.string(output.container)
+      json.key("infoVersion")
+      if let infoVersion = output.infoVersion { json.number(infoVersion) } else { json.null() }
+      json.key("findings")
+      json.findings(output.findings)
+      json.key("blob")
+      if let blob = output.blob { json.base64(blob) } else { json.null() }
+      switch output.written {
+      case .absent: break
+      case .none:
+        json.key("written")
+        json.null()
+      case .path(let path):
+        json.key("written")
+        json.string(path)
+      }
+      json.endObject()
+    } else {
+      json.null()
     }
-    return BatchProcessor.Result(
-      json: object.openText, blob: outputBlob,
-      tail: outputTail + ",\"error\":" + (error ?? "null") + "}", ok: error == nil)
+    json.key("error")
+    if let error {
+      json.beginObject()
+      json.key("kind")
+      json.string(error.kind)
+      json.key("file")
+      json.string(error.file)
+      json.key("location")
+      json.string(error.location)
+      json.key("message")
+      json.string(error.message)
+      json.endObject()
+    } else {
+      json.null()
+    }
+    json.endObject()
+    return BatchProcessor.Result(line: json.bytes, ok: error == nil)
   }
-
 }
 
-/// JSON on one line, as NDJSON needs it.
-enum CompactJSON {
-  /// An object built field by field, in the order added, values already JSON.
-  struct Object {
-    private var text = "{"
+/// JSON on one line, as NDJSON needs it, written as UTF-8 bytes field by field: building it as a
+/// `String` cost as much as a record's repair.
+struct JSONLine {
+  /// The text so far.
+  private(set) var bytes: [UInt8] = []
+  // A value was just completed: the next key or element needs a comma first.
+  private var needsComma = false
 
-    /// Adds a field whose value is already JSON.
-    mutating func add(_ name: String, _ json: String) {
-      if text.utf8.count > 1 { text += "," }
-      appendJSONString(name, to: &text)
-      text += ":"
-      text += json
-    }
-
-    /// Adds a string field, `null` when absent.
-    mutating func add(_ name: String, string: String?) {
-      add(name, CompactJSON.string(string))
-    }
-
-    /// The object's text.
-    var rendered: String { text + "}" }
-
-    /// The object's text so far, without its closing brace: for a caller that adds the rest.
-    var openText: String { text }
+  /// An empty line with room for `capacity` bytes.
+  init(capacity: Int) {
+    bytes.reserveCapacity(capacity)
   }
 
-  /// A quoted, escaped string, or `null`.
-  static func string(_ value: String?) -> String {
-    guard let value else { return "null" }
-    var quoted = ""
-    appendJSONString(value, to: &quoted)
-    return quoted
+  mutating func beginObject() { open(UInt8(ascii: "{")) }
+  mutating func endObject() { close(UInt8(ascii: "}")) }
+  mutating func beginArray() { open(UInt8(ascii: "[")) }
+  mutating func endArray() { close(UInt8(ascii: "]")) }
+
+  /// An object's key (a name that needs no escaping), before its value.
+  mutating func key(_ name: StaticString) {
+    separate()
+    bytes.append(UInt8(ascii: "\""))
+    name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+    needsComma = false
+  }
+
+  /// A value that is JSON already.
+  mutating func raw(_ json: String) {
+    separate()
+    bytes.append(contentsOf: json.utf8)
+    needsComma = true
+  }
+
+  mutating func null() { raw("null") }
+  mutating func number(_ value: Int) { raw(String(value)) }
+
+  /// `true`, `false`, or `null` when absent.
+  mutating func bool(_ value: Bool?) {
+    raw(value.map { $0 ? "true" : "false" } ?? "null")
+  }
+
+  /// A string, quoted and escaped (RFC 8259), or `null` when absent.
+  mutating func string(_ value: String?) {
+    guard var value else { return null() }
+    separate()
+    bytes.append(UInt8(ascii: "\""))
+    value.withUTF8 { utf8 in
+      let plain = !utf8.contains {
+        $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\")
+      }
+      if plain {
+        bytes.append(contentsOf: utf8)
+      } else {
+        for byte in utf8 { appendEscaped(byte) }
+      }
+    }
+    bytes.append(UInt8(ascii: "\""))
+    needsComma = true
+  }
+
+  /// Bytes as a base64 string.
+  mutating func base64(_ data: Data) {
+    separate()
+    bytes.append(UInt8(ascii: "\""))
+    Base64Encoding.encode(data, appendingTo: &bytes)
+    bytes.append(UInt8(ascii: "\""))
+    needsComma = true
   }
 
   /// Findings as `[{"code","severity","message","path"}]`.
-  static func findings(_ findings: [Finding]) -> String {
-    "["
-      + findings.map { finding in
-        var object = Object()
-        object.add("code", string: finding.code)
-        object.add("severity", string: finding.severity.rawValue)
-        object.add("message", string: finding.message)
-        object.add("path", string: finding.path)
-        return object.rendered
-      }.joined(separator: ",") + "]"
+  mutating func findings(_ findings: [Finding]) {
+    beginArray()
+    for finding in findings {
+      beginObject()
+      key("code")
+      string(finding.code)
+      key("severity")
+      string(finding.severity.rawValue)
+      key("message")
+      string(finding.message)
+      key("path")
+      string(finding.path)
+      endObject()
+    }
+    endArray()
+  }
+
+  private mutating func separate() {
+    if needsComma { bytes.append(UInt8(ascii: ",")) }
+  }
+
+  private mutating func open(_ bracket: UInt8) {
+    separate()
+    bytes.append(bracket)
+    needsComma = false
+  }
+
+  private mutating func close(_ bracket: UInt8) {
+    bytes.append(bracket)
+    needsComma = true
+  }
+
+  // One UTF-8 byte of a string that needs escapes: multi-byte characters pass through whole.
+  private mutating func appendEscaped(_ byte: UInt8) {
+    switch byte {
+    case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+      bytes.append(contentsOf: [UInt8(ascii: "\\"), byte])
+    case UInt8(ascii: "\n"): bytes.append(contentsOf: Array("\\n".utf8))
+    case UInt8(ascii: "\r"): bytes.append(contentsOf: Array("\\r".utf8))
+    case UInt8(ascii: "\t"): bytes.append(contentsOf: Array("\\t".utf8))
+    case 0x08: bytes.append(contentsOf: Array("\\b".utf8))
+    case 0x0C: bytes.append(contentsOf: Array("\\f".utf8))
+    case 0..<0x20:
+      let hex = Array("0123456789abcdef".utf8)
+      bytes.append(contentsOf: Array("\\u00".utf8))
+      bytes.append(hex[Int(byte >> 4)])
+      bytes.append(hex[Int(byte & 0xF)])
+    default: bytes.append(byte)
+    }
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PropertyList
 import ResumeData
 import Synchronization
 import Testing
@@ -548,6 +549,48 @@ struct BatchBase64Tests {
         == .failure(Base64Encoding.DecodingError(offset: offset, message: message)))
   }
 
+  @Test("The fast decoder takes every canonical text, to the strict decoder's bytes")
+  func canonicalFastPath() throws {
+    for length in 1...300 {
+      let data = Data(
+        (0..<length).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761 &+ length) >> 3) })
+      let text = data.base64EncodedData()
+      let fast = text.withUnsafeBytes { Base64Encoding.decodeCanonical($0) }
+      #expect(fast == data, "length \(length)")
+      #expect(try text.withUnsafeBytes { try Base64Encoding.decodeStrictly($0).get() } == data)
+    }
+  }
+
+  @Test(
+    "One character replaced anywhere: decoding says what the strict decoder says",
+    arguments: ["=", "-", " ", "\n", "\u{0}", "A", "/", "+", "g", "\u{7F}"].map { UInt8(ascii: $0) }
+      + [0x80, 0xC3, 0xFF])
+  func oneCharacterReplaced(_ replacement: UInt8) {
+    for length in 1...24 {
+      let data = Data((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ length &* 31) })
+      let text = [UInt8](data.base64EncodedData())
+      for position in text.indices {
+        var changed = text
+        changed[position] = replacement
+        let strict = changed.withUnsafeBytes { Base64Encoding.decodeStrictly($0) }
+        #expect(
+          Base64Encoding.decode(Data(changed)) == strict, "length \(length), at \(position)")
+        let fast = changed.withUnsafeBytes { Base64Encoding.decodeCanonical($0) }
+        #expect(fast == (try? strict.get()), "length \(length), at \(position)")
+      }
+    }
+  }
+
+  @Test("Encoding appends after what the line already holds")
+  func encodeAppends() {
+    for length in 0...20 {
+      let data = Data((0..<length).map { UInt8(truncatingIfNeeded: 255 &- $0 &* 13) })
+      var line = Array("{\"blob\":\"".utf8)
+      Base64Encoding.encode(data, appendingTo: &line)
+      #expect(line == Array("{\"blob\":\"".utf8) + Array(data.base64EncodedData()))
+    }
+  }
+
   @Test("Known vectors (RFC 4648, section 10)")
   func vectors() {
     let vectors = [
@@ -562,5 +605,51 @@ struct BatchBase64Tests {
       #expect(Base64Encoding.decode(Data(encoded.utf8)) == .success(Data(plain.utf8)))
     }
     #expect(Base64Encoding.decode(Data("+/+/".utf8)) == .success(Data([0xFB, 0xFF, 0xBF])))
+  }
+}
+
+/// The byte writer of `batch`'s result lines.
+@Suite("Batch result lines")
+struct JSONLineTests {
+  @Test(
+    "Strings are escaped as the library's JSON writer escapes them",
+    arguments: [
+      "", "plain", "say \"hi\"", "back\\slash", "line\nbreak\r\ttab", "\u{08}\u{0C}",
+      "été 🚀 日本", "\"\\\"", String((0..<0x20).map { Character(Unicode.Scalar($0)) }),
+      "\u{7F}\u{80}\u{FFFF}",
+    ])
+  func escaping(_ text: String) throws {
+    var line = JSONLine(capacity: 0)
+    line.string(text)
+    var expected = ""
+    appendJSONString(text, to: &expected)
+    #expect(line.bytes == Array(expected.utf8))
+    let decoded = try JSONSerialization.jsonObject(
+      with: Data(line.bytes), options: .fragmentsAllowed)
+    #expect(decoded as? String == text)
+  }
+
+  @Test("Commas go between fields and elements, never after an opening bracket or a key")
+  func separators() {
+    var line = JSONLine(capacity: 0)
+    line.beginObject()
+    line.key("a")
+    line.number(-12)
+    line.key("b")
+    line.beginArray()
+    line.beginObject()
+    line.endObject()
+    line.bool(nil)
+    line.bool(true)
+    line.string(nil)
+    line.endArray()
+    line.key("c")
+    line.base64(Data("foobar".utf8))
+    line.key("d")
+    line.raw("{\"x\":1}")
+    line.endObject()
+    #expect(
+      String(decoding: line.bytes, as: UTF8.self)
+        == #"{"a":-12,"b":[{},null,true,null],"c":"Zm9vYmFy","d":{"x":1}}"#)
   }
 }
