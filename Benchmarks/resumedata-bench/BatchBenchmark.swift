@@ -18,9 +18,10 @@ enum BatchBenchmark {
 
     Feeds NDJSON records ({"id": N, "blob": "<base64>"}) through a pipe to `resumedata batch
     --target T --jobs J` (the tool built beside this benchmark, or --tool), its output going to
-    /dev/null, and prints records/s and peak RSS for a v2 XML blob and a keyed v5 blob (each about
-    5 KB, two ~2 KB request archives) with --jobs 1 and --jobs 2, then the peak RSS of the keyed
-    run at two input lengths (flat memory means the same figure).
+    /dev/null, and prints records/s, CPU time per record and peak RSS for a v2 XML blob and a
+    keyed v5 blob (each about 5 KB, two ~2 KB request archives) with --jobs 1 and --jobs 2; then
+    the same with the records in a file named on the command line (no writer sharing the cores);
+    then the peak RSS of the keyed run at two input lengths (flat memory means the same figure).
 
     The baseline does the same per record, one record at a time, with Foundation: JSONSerialization
     for the line, PropertyListSerialization for the blob and both request archives, an
@@ -82,24 +83,40 @@ enum BatchBenchmark {
     for blob in blobs {
       print("# batch \(blob.name): blob of \(size(blob.bytes.count)), repair --target \(target)")
       var oneJob = 0.0
-      for jobs in [1, 2] {
-        guard
-          let usage = spawn(
-            [tool, "batch", "--target", target, "--jobs", String(jobs)], records: records,
-            blob: blob.bytes)
-        else {
-          printError("Error: could not run \(tool)")
-          return 1
+      // Through a pipe, as in a pipeline (the writer shares the two cores), then from a file.
+      for source in ["stdin", "file"] {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+          "resumedata-batch-bench-\(getpid()).ndjson")
+        if source == "file" {
+          guard writeRecords(records, blob: blob.bytes, to: file) else {
+            printError("Error: could not write \(file.path)")
+            return 1
+          }
         }
-        let rate = Double(records) / usage.wall
-        if jobs == 1 { oneJob = rate }
-        print(
-          String(
-            format:
-              "batch %@ repair --jobs %d  %@ records/s  (%@ per core)  CPU %.1f µs/record  peak RSS %.1f MiB%@",
-            padded(blob.name, 9), jobs, grouped(rate), grouped(rate / Double(jobs)),
-            usage.cpu / Double(records) * 1e6, Double(usage.peakKiB) / 1024,
-            jobs == 1 ? "" : String(format: "  scaling %.2fx", rate / oneJob)))
+        defer { try? FileManager.default.removeItem(at: file) }
+        var sourceOneJob = 0.0
+        for jobs in [1, 2] {
+          let command = [tool, "batch", "--target", target, "--jobs", String(jobs)]
+          guard
+            let usage = source == "file"
+              ? DownloadBenchmark.spawn(command + [file.path])
+              : spawn(command, records: records, blob: blob.bytes)
+          else {
+            printError("Error: could not run \(tool)")
+            return 1
+          }
+          let rate = Double(records) / usage.wall
+          if jobs == 1 { sourceOneJob = rate }
+          if jobs == 1, source == "stdin" { oneJob = rate }
+          print(
+            String(
+              format:
+                "batch %@ repair %@ --jobs %d  %@ records/s  (%@ per job)  CPU %.1f µs/record  peak RSS %.1f MiB%@",
+              padded(blob.name, 9), padded(source, 5), jobs, grouped(rate),
+              grouped(rate / Double(jobs)), usage.cpu / Double(records) * 1e6,
+              Double(usage.peakKiB) / 1024,
+              jobs == 1 ? "" : String(format: "  scaling %.2fx", rate / sourceOneJob)))
+        }
       }
       let baseline = foundationRate(
         blob.bytes, keyed: blob.name.hasPrefix("keyed"),
@@ -138,29 +155,55 @@ enum BatchBenchmark {
     ]
   }
 
+  /// The NDJSON lines of `spawn`'s standard input, written to a file instead; whether it worked.
+  static func writeRecords(_ records: Int, blob: Data, to file: URL) -> Bool {
+    guard FileManager.default.createFile(atPath: file.path, contents: nil),
+      let handle = try? FileHandle(forWritingTo: file)
+    else { return false }
+    defer { try? handle.close() }
+    let base64 = blob.base64EncodedString()
+    var chunk = Data()
+    for index in 0..<records {
+      chunk.append(contentsOf: "{\"id\":\(index),\"blob\":\"\(base64)\"}\n".utf8)
+      if chunk.count > 1 << 20 || index == records - 1 {
+        guard (try? handle.write(contentsOf: chunk)) != nil else { return false }
+        chunk.removeAll(keepingCapacity: true)
+      }
+    }
+    return true
+  }
+
   /// Runs `command` with `records` NDJSON lines of `blob` written to its standard input from
   /// another thread, its output discarded; the kernel's accounting of it.
+  ///
+  /// The lines are made once, about 1 MiB of them with ids counting from 0, and that block is
+  /// written over and over (the ids repeat): the writer, which shares the machine's cores with the
+  /// tool, costs little more than the pipe's own copying, as a fast upstream stage would.
   static func spawn(_ command: [String], records: Int, blob: Data) -> DownloadBenchmark.Usage? {
     var pipeEnds: [Int32] = [0, 0]
     guard pipe(&pipeEnds) == 0 else { return nil }
     let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
     let base64 = blob.base64EncodedString()
-    let writer = Thread {
-      var batch = ""
-      for index in 0..<records {
-        batch += "{\"id\":\(index),\"blob\":\"\(base64)\"}\n"
-        if batch.utf8.count > 1 << 20 || index == records - 1 {
-          var bytes = Array(batch.utf8)
+    var block: [UInt8] = []
+    // Where each line of the block ends (after its line break).
+    var lineEnds: [Int] = []
+    while block.count < 1 << 20, lineEnds.count < records {
+      block += Array("{\"id\":\(lineEnds.count),\"blob\":\"\(base64)\"}\n".utf8)
+      lineEnds.append(block.count)
+    }
+    let writer = Thread { [block, lineEnds] in
+      var remaining = records
+      block.withUnsafeBytes { block in
+        while remaining > 0 {
+          let lines = min(remaining, lineEnds.count)
+          let length = lineEnds[lines - 1]
           var offset = 0
-          while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes {
-              write(writeEnd, $0.baseAddress! + offset, $0.count - offset)
-            }
-            guard written > 0 else { break }
+          while offset < length {
+            let written = write(writeEnd, block.baseAddress! + offset, length - offset)
+            guard written > 0 else { return }
             offset += written
           }
-          bytes.removeAll()
-          batch = ""
+          remaining -= lines
         }
       }
       close(writeEnd)

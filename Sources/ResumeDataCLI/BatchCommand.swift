@@ -236,17 +236,12 @@ struct BatchRunner: Sendable {
     }
   }
 
-  /// Starts processing a window: on `jobs` threads in the background, or, with one job, at once
-  /// on this thread.
+  /// Starts processing a window on `jobs` threads in the background. One job too: the records
+  /// then have a thread of their own while this one reads the next window (from a pipe, in turns
+  /// with the program writing it) and writes the last.
   private func start(_ window: [LineReader.Line], firstLine: Int, input: String) -> WindowInFlight {
     let processor = BatchProcessor(settings: settings, input: input)
     let inFlight = WindowInFlight(count: window.count)
-    if jobs == 1 {
-      for index in window.indices {
-        inFlight.store(processor.process(window[index], line: firstLine + index), at: index)
-      }
-      return inFlight
-    }
     let jobs = min(self.jobs, window.count)
     DispatchQueue.global().async(group: inFlight.group) {
       let next = Atomic<Int>(0)

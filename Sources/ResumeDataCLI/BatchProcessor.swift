@@ -57,6 +57,9 @@ struct BatchProcessor: Sendable {
             ?? "blob character \(error.offset + 1)")
       }
       file = "blob"
+    case .decoded(let decoded):
+      blob = decoded
+      file = "blob"
     case .path(let path):
       // Only regular files: a FIFO or a device named by a record could block the stream forever.
       do throws(CommandError) {
@@ -303,7 +306,8 @@ struct JSONLine {
     separate()
     bytes.append(UInt8(ascii: "\""))
     name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-    bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+    bytes.append(UInt8(ascii: "\""))
+    bytes.append(UInt8(ascii: ":"))
     needsComma = false
   }
 

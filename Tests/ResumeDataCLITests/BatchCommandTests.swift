@@ -2,6 +2,7 @@ import Foundation
 import PropertyList
 import ResumeData
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import ResumeDataCLI
@@ -114,6 +115,25 @@ struct BatchCommandTests {
       invalidRecordLine(1, location: "column 9", "\\\"path\\\" must be a non-empty file name")
     ),
   ]
+
+  @Test(
+    "A blob written with JSON escapes gives the same result as the same blob written plainly",
+    arguments: ["keyed-v5-response.archive", "v2.xml.plist", "network-framework.blob"])
+  func escapedBlob(_ file: String) throws {
+    let base64 = try fixture("resume/\(file)").base64EncodedString()
+    // `\/` for every `/` and `\u0041` for every `A`: the string reads the same.
+    let escaped = base64.replacingOccurrences(of: "/", with: "\\/")
+      .replacingOccurrences(of: "A", with: "\\u0041")
+    #expect(escaped.count > base64.count)
+    let (plainStatus, plain) = run(
+      ["batch", "--target", "ios13+"], input: Data("{\"id\":1,\"blob\":\"\(base64)\"}\n".utf8))
+    let (escapedStatus, written) = run(
+      ["batch", "--target", "ios13+"], input: Data("{\"id\":1,\"blob\":\"\(escaped)\"}\n".utf8))
+    #expect(plainStatus == .success)
+    #expect(escapedStatus == .success)
+    #expect(text(written.standardOutput) == text(plain.standardOutput))
+    #expect(text(plain.standardOutput).contains("\"ok\":true"))
+  }
 
   @Test("A line that is not a record, or whose blob is not resume data, gets its exact error")
   func invalid() throws {
