@@ -208,7 +208,34 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
 
   /// The entries sorted by key the way CoreFoundation's XML writer sorts them (by UTF-16 code unit).
   public var sortedEntries: [Element] {
-    entries.sorted { $0.key.utf16.lexicographicallyPrecedes($1.key.utf16) }
+    // Entries read from XML are in this order already: checked in one pass, without a sort.
+    var index = entries.startIndex
+    while index + 1 < entries.endIndex,
+      Self.precedesInUTF16(entries[index].key, entries[index + 1].key)
+    {
+      index += 1
+    }
+    if index + 1 >= entries.endIndex { return entries }
+    return entries.sorted { Self.precedesInUTF16($0.key, $1.key) }
+  }
+
+  /// Whether `lhs` sorts before `rhs` by UTF-16 code unit. Compared as UTF-8 bytes where that
+  /// gives the same answer: UTF-8's byte order is code-point order, which is UTF-16's except
+  /// between a character above U+FFFF (lead byte 0xF0–0xF4) and one in U+E000–U+FFFF (lead byte
+  /// 0xEE or 0xEF), so a first difference between two bytes below 0xEE decides it.
+  static func precedesInUTF16(_ lhs: String, _ rhs: String) -> Bool {
+    let byBytes: Bool? =
+      lhs.utf8.withContiguousStorageIfAvailable { left in
+        rhs.utf8.withContiguousStorageIfAvailable { right -> Bool? in
+          let common = Swift.min(left.count, right.count)
+          var index = 0
+          while index < common, left[index] == right[index] { index += 1 }
+          guard index < common else { return left.count < right.count }
+          guard left[index] < 0xEE, right[index] < 0xEE else { return nil }
+          return left[index] < right[index]
+        } ?? nil
+      } ?? nil
+    return byBytes ?? lhs.utf16.lexicographicallyPrecedes(rhs.utf16)
   }
 
   /// Order-insensitive equality.

@@ -604,14 +604,11 @@ struct Base64Decoder {
 
   private static let whitespace: UInt8 = 0x40
   private static let pad: UInt8 = 0x41
-  private static let invalid: UInt8 = 0xFF
 
   /// Sextet values for the base64 alphabet, `whitespace` for space/tab/CR/LF, `pad` for `=`, and
-  /// `invalid` for everything else.
+  /// 0xFF for everything else.
   private static let table: [UInt8] = {
-    var table = [UInt8](repeating: invalid, count: 256)
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-    for (value, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(value) }
+    var table = Base64Groups.values
     for byte in [0x20, 0x09, 0x0A, 0x0D] { table[byte] = whitespace }
     table[Int(UInt8(ascii: "="))] = pad
     return table
@@ -646,24 +643,17 @@ struct Base64Decoder {
     var index = 0
     let count = chunk.count
     while index < count {
-      // Four alphabet characters starting a group, before any padding (the body of every line):
-      // three bytes at once, exactly what the code below makes of them one by one.
-      if sextets == 0, padding == 0, index &+ 4 <= count {
-        let first = table[Int(chunk[index])]
-        let second = table[Int(chunk[index &+ 1])]
-        let third = table[Int(chunk[index &+ 2])]
-        let fourth = table[Int(chunk[index &+ 3])]
-        if first | second | third | fourth < 64 {
-          let group =
-            UInt32(first) << 18 | UInt32(second) << 12 | UInt32(third) << 6 | UInt32(fourth)
-          decoded[written] = UInt8(truncatingIfNeeded: group >> 16)
-          decoded[written &+ 1] = UInt8(truncatingIfNeeded: group >> 8)
-          decoded[written &+ 2] = UInt8(truncatingIfNeeded: group)
-          // Bounded by the chunk's length, which is in memory.
-          written &+= 3
-          index &+= 4
-          continue
-        }
+      // Whole groups of alphabet characters, before any padding (the body of every line): three
+      // bytes each, exactly what the code below makes of them one by one. The buffer has room
+      // for the extra byte the group loop stores.
+      if sextets == 0, padding == 0, count &- index >= 4 {
+        let (read, decodedBytes) = Base64Groups.decodeWholeGroups(
+          UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(chunk)[index...]),
+          into: decoded + written)
+        // Both bounded by the chunk's length, which is in memory.
+        index &+= read
+        written &+= decodedBytes
+        if index == count { break }
       }
       let byte = chunk[index]
       index &+= 1

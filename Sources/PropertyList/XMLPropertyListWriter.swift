@@ -167,96 +167,38 @@ public struct XMLPropertyListWriter: Sendable {
     }
   }
 
-  private static let alphabet = Array(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
   /// Base64 in CoreFoundation's line layout: a line is flushed once it reaches 76 − 8·indent
-  /// characters, checked after each input byte, so a line can run one character over; the indent
-  /// counts at most 8 levels.
+  /// characters, checked after each input byte; the indent counts at most 8 levels. That length
+  /// is a multiple of four, so every line but the last holds whole groups: (76 − 8·indent) / 4 of
+  /// them, three bytes each.
   private func appendBase64(_ data: Data, indent: Int, to out: inout [UInt8]) {
     // CF clamps the indent to 8 for the base64 lines only; `</data>` keeps the real depth.
     let indent = min(indent, 8)
-    // Each line is built in a small buffer and appended whole: appending character by character,
-    // or iterating `Data`, costs more than the encoding. A line holds the indent (at most 8), at
-    // most 77 characters (it is flushed as soon as it reaches 76 or fewer) and the newline.
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 96) { line in
-      Self.alphabet.withUnsafeBufferPointer { table in
-        data.withUnsafeBytes { bytes in
-          Self.appendBase64(
-            bytes, table: table, indent: indent, line: line.baseAddress!, to: &out)
+    let bytesPerLine = (76 - 8 * indent) / 4 * 3
+    let count = data.count
+    let (fullLines, rest) = count.quotientAndRemainder(dividingBy: bytesPerLine)
+    let fullLine = indent + Base64Groups.encodedCount(bytesPerLine) + 1
+    // Cannot overflow: `data` is in memory, and its text is at most three times its size.
+    let length =
+      fullLines * fullLine + (rest > 0 ? indent + Base64Groups.encodedCount(rest) + 1 : 0)
+    let start = out.count
+    out.append(contentsOf: repeatElement(0x09, count: length))
+    out.withUnsafeMutableBytes { out in
+      data.withUnsafeBytes { bytes in
+        var position = start
+        var read = 0
+        while read < count {
+          let take = min(bytesPerLine, count - read)
+          position += indent
+          Base64Groups.encode(
+            UnsafeRawBufferPointer(rebasing: bytes[read..<(read + take)]),
+            into: out.baseAddress! + position)
+          position += Base64Groups.encodedCount(take)
+          out[position] = 0x0A
+          position += 1
+          read += take
         }
       }
-    }
-  }
-
-  // The loop, apart from closures so that its state stays in registers.
-  private static func appendBase64(
-    _ bytes: UnsafeRawBufferPointer, table: UnsafeBufferPointer<UInt8>, indent: Int,
-    line: UnsafeMutablePointer<UInt8>, to out: inout [UInt8]
-  ) {
-    let lineLength = 76 - 8 * indent
-    for position in 0..<indent { line[position] = 0x09 }
-    var end = indent
-    var previous: UInt8 = 0
-    var phase = 0
-    var index = 0
-    let count = bytes.count
-    while index < count {
-      // Three bytes starting a group, when the line stays under its length after their four
-      // characters (so no flush falls inside the group): at once, exactly as below.
-      if phase == 0, index &+ 3 <= count, end &- indent &+ 4 < lineLength {
-        let group =
-          UInt32(bytes[index]) << 16 | UInt32(bytes[index &+ 1]) << 8 | UInt32(bytes[index &+ 2])
-        line[end] = table[Int(group >> 18)]
-        line[end &+ 1] = table[Int((group >> 12) & 0x3F)]
-        line[end &+ 2] = table[Int((group >> 6) & 0x3F)]
-        line[end &+ 3] = table[Int(group & 0x3F)]
-        // Both bounded: `end` by the line buffer, `index` by the data, which is in memory.
-        end &+= 4
-        previous = bytes[index &+ 2]
-        index &+= 3
-        continue
-      }
-      let byte = bytes[index]
-      index &+= 1
-      switch phase {
-      case 0:
-        line[end] = table[Int(byte >> 2)]
-        end += 1
-        phase = 1
-      case 1:
-        line[end] = table[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 4) & 0x3F)]
-        end += 1
-        phase = 2
-      default:
-        line[end] = table[Int(((UInt16(previous) << 8 | UInt16(byte)) >> 6) & 0x3F)]
-        line[end + 1] = table[Int(byte & 0x3F)]
-        end += 2
-        phase = 0
-      }
-      previous = byte
-      if end - indent >= lineLength {
-        line[end] = 0x0A
-        out.append(contentsOf: UnsafeBufferPointer(start: line, count: end + 1))
-        end = indent
-      }
-    }
-    switch phase {
-    case 1:
-      line[end] = table[Int((previous << 4) & 0x30)]
-      line[end + 1] = UInt8(ascii: "=")
-      line[end + 2] = UInt8(ascii: "=")
-      end += 3
-    case 2:
-      line[end] = table[Int((previous << 2) & 0x3C)]
-      line[end + 1] = UInt8(ascii: "=")
-      end += 2
-    default:
-      break
-    }
-    if end > indent {
-      line[end] = 0x0A
-      out.append(contentsOf: UnsafeBufferPointer(start: line, count: end + 1))
     }
   }
 }

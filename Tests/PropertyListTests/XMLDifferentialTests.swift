@@ -87,6 +87,40 @@ struct XMLDifferentialTests {
     }
   }
 
+  @Test("Data of every length from 0 to 160 is written as Foundation writes it, at every depth")
+  func base64EveryLength() throws {
+    for length in 0...160 {
+      let data = Data((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 193 &+ length &* 7) })
+      var value = PropertyListValue.data(data)
+      for depth in 0..<10 {
+        let foundation = try PropertyListSerialization.data(
+          fromPropertyList: foundationObject(value), format: .xml, options: 0)
+        let ours = try XMLPropertyListWriter().write(value)
+        #expect(ours == foundation, "length \(length), depth \(depth)")
+        #expect(try XMLPropertyListReader().read(foundation) == value)
+        value = .array([value])
+      }
+    }
+  }
+
+  @Test("Whitespace anywhere in base64 is skipped, as Foundation skips it")
+  func base64Whitespace() throws {
+    let data = Data((0..<40).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 5) })
+    let text = Array(data.base64EncodedString().utf8)
+    for position in 0...text.count {
+      for space in ["\n", " ", "\t\t", "\r\n\t"] {
+        let spaced = String(
+          decoding: text[..<position] + Array(space.utf8) + text[position...], as: UTF8.self)
+        let xml = Data(
+          ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<data>"
+            + spaced + "</data>\n</plist>\n").utf8)
+        #expect(try XMLPropertyListReader().read(xml) == .data(data), "at \(position)")
+        let foundation = try PropertyListSerialization.propertyList(from: xml, format: nil)
+        #expect(foundation as? Data == data)
+      }
+    }
+  }
+
   @Test("Characters XML cannot carry are refused, not written raw")
   func illegalCharacters() {
     for text in ["\u{1}", "a\u{1B}b", "\u{FFFE}", "\u{FFFF}"] {

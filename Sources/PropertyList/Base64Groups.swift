@@ -1,0 +1,147 @@
+/// The inner loops of base64 (RFC 4648's alphabet), shared by the XML property-list reader and
+/// writer and by the command-line tool's one-line base64: whole groups of three bytes and four
+/// characters, eight characters a step, through tables made once. What surrounds the groups
+/// (line layout, whitespace, padding rules, error messages) is each caller's own.
+package enum Base64Groups {
+  private static let alphabet = Array(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+  // Every 12-bit value as its two characters, the first in the low byte: half the lookups.
+  private static let pairs: [UInt16] = (0..<4096).map { value in
+    UInt16(alphabet[value >> 6]) | UInt16(alphabet[value & 0x3F]) << 8
+  }
+
+  /// Each byte's 6-bit value, or 0xFF for a byte outside the alphabet (`=` included).
+  package static let values: [UInt8] = (0..<256).map { byte in
+    alphabet.firstIndex(of: UInt8(byte)).map { UInt8($0) } ?? 0xFF
+  }
+
+  // A group's four characters each have a table: the character's 6 bits already shifted to
+  // their place in the group's three bytes (the first byte lowest), or `invalid` for a byte
+  // outside the alphabet. OR-ing a group's four entries gives its bytes, and `invalid` if any
+  // was wrong.
+  private static let invalid: UInt32 = 1 << 24
+  private static let quadruples: [UInt32] = (0..<4).flatMap { position in
+    (0..<256).map { byte -> UInt32 in
+      let value = UInt32(values[byte])
+      guard value != 0xFF else { return invalid }
+      switch position {
+      case 0: return value << 2
+      case 1: return value >> 4 | (value & 0xF) << 12
+      case 2: return (value >> 2) << 8 | (value & 0x3) << 22
+      default: return value << 16
+      }
+    }
+  }
+
+  /// The number of characters `encode` writes for `count` bytes.
+  package static func encodedCount(_ count: Int) -> Int { (count + 2) / 3 * 4 }
+
+  /// Writes the base64 of `input` at `out` (which has room for `encodedCount(input.count)`
+  /// characters), padded with `=`.
+  package static func encode(_ input: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) {
+    alphabet.withUnsafeBufferPointer { table in
+      pairs.withUnsafeBufferPointer { pairs in
+        encode(input, table: table, pairs: pairs, into: out)
+      }
+    }
+  }
+
+  // The loop, apart from the closures so that its state stays in registers.
+  private static func encode(
+    _ input: UnsafeRawBufferPointer, table: UnsafeBufferPointer<UInt8>,
+    pairs: UnsafeBufferPointer<UInt16>, into out: UnsafeMutableRawPointer
+  ) {
+    var read = 0
+    var written = 0
+    // Six bytes to eight characters a step, read as one 8-byte load (its last two bytes unused).
+    while input.count &- read >= 8 {
+      let word = UInt64(bigEndian: input.loadUnaligned(fromByteOffset: read, as: UInt64.self))
+      let first = Int(truncatingIfNeeded: word >> 40)
+      let second = Int(truncatingIfNeeded: word >> 16) & 0xFF_FFFF
+      let characters =
+        UInt64(pairs[first >> 12]) | UInt64(pairs[first & 0xFFF]) << 16
+        | UInt64(pairs[second >> 12]) << 32 | UInt64(pairs[second & 0xFFF]) << 48
+      out.storeBytes(of: characters.littleEndian, toByteOffset: written, as: UInt64.self)
+      read &+= 6
+      written &+= 8
+    }
+    let whole = input.count - input.count % 3
+    while read < whole {
+      let group = Int(input[read]) << 16 | Int(input[read &+ 1]) << 8 | Int(input[read &+ 2])
+      let characters = UInt32(pairs[group >> 12]) | UInt32(pairs[group & 0xFFF]) << 16
+      out.storeBytes(of: characters.littleEndian, toByteOffset: written, as: UInt32.self)
+      read &+= 3
+      written &+= 4
+    }
+    let equals = UInt8(ascii: "=")
+    switch input.count - whole {
+    case 1:
+      let group = Int(input[read]) << 16
+      out.storeBytes(of: table[group >> 18], toByteOffset: written, as: UInt8.self)
+      out.storeBytes(of: table[(group >> 12) & 0x3F], toByteOffset: written + 1, as: UInt8.self)
+      out.storeBytes(of: equals, toByteOffset: written + 2, as: UInt8.self)
+      out.storeBytes(of: equals, toByteOffset: written + 3, as: UInt8.self)
+    case 2:
+      let group = Int(input[read]) << 16 | Int(input[read + 1]) << 8
+      out.storeBytes(of: table[group >> 18], toByteOffset: written, as: UInt8.self)
+      out.storeBytes(of: table[(group >> 12) & 0x3F], toByteOffset: written + 1, as: UInt8.self)
+      out.storeBytes(of: table[(group >> 6) & 0x3F], toByteOffset: written + 2, as: UInt8.self)
+      out.storeBytes(of: equals, toByteOffset: written + 3, as: UInt8.self)
+    default:
+      break
+    }
+  }
+
+  /// Decodes the groups of four alphabet characters at the start of `text`, up to the first
+  /// group holding anything else (padding, whitespace, a wrong byte) or fewer than four
+  /// characters, and returns how many characters it read and bytes it wrote.
+  ///
+  /// `out` must have room for three bytes a group of `text` plus one: each group is stored as four
+  /// bytes, the fourth overwritten by the next group.
+  package static func decodeWholeGroups(
+    _ text: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer
+  ) -> (read: Int, written: Int) {
+    quadruples.withUnsafeBufferPointer {
+      decodeWholeGroups(text, tables: $0.baseAddress!, into: out)
+    }
+  }
+
+  private static func decodeWholeGroups(
+    _ text: UnsafeRawBufferPointer, tables t0: UnsafePointer<UInt32>,
+    into out: UnsafeMutableRawPointer
+  ) -> (read: Int, written: Int) {
+    let t1 = t0 + 256
+    let t2 = t0 + 512
+    let t3 = t0 + 768
+    let count = text.count
+    var read = 0
+    var written = 0
+    // Two groups a step while both are clean; the step that meets anything else is redone a
+    // group at a time below, which stops at the group that holds it.
+    while count &- read >= 8 {
+      let word = UInt64(littleEndian: text.loadUnaligned(fromByteOffset: read, as: UInt64.self))
+      let first =
+        t0[Int(word & 0xFF)] | t1[Int(word >> 8 & 0xFF)] | t2[Int(word >> 16 & 0xFF)]
+        | t3[Int(word >> 24 & 0xFF)]
+      let second =
+        t0[Int(word >> 32 & 0xFF)] | t1[Int(word >> 40 & 0xFF)] | t2[Int(word >> 48 & 0xFF)]
+        | t3[Int(word >> 56)]
+      guard (first | second) & invalid == 0 else { break }
+      out.storeBytes(of: first.littleEndian, toByteOffset: written, as: UInt32.self)
+      out.storeBytes(of: second.littleEndian, toByteOffset: written &+ 3, as: UInt32.self)
+      read &+= 8
+      written &+= 6
+    }
+    while count &- read >= 4 {
+      let group =
+        t0[Int(text[read])] | t1[Int(text[read &+ 1])] | t2[Int(text[read &+ 2])]
+        | t3[Int(text[read &+ 3])]
+      guard group & invalid == 0 else { break }
+      out.storeBytes(of: group.littleEndian, toByteOffset: written, as: UInt32.self)
+      read &+= 4
+      written &+= 3
+    }
+    return (read, written)
+  }
+}
