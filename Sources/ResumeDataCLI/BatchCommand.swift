@@ -175,15 +175,16 @@ struct BatchSettings: Sendable {
 }
 
 /// Reads one NDJSON input in windows of lines, processes each window on `jobs` threads and
-/// writes its results in input order: at most three windows are held at once (one being read, one
-/// processed, one written), each at most `windowLines` lines and `windowBytes` bytes of them.
+/// writes its results in input order: at most three windows are held at once (one being read, two
+/// being processed, the older then written), each at most `windowLines` lines and `windowBytes`
+/// bytes of them.
 struct BatchRunner: Sendable {
   let settings: BatchSettings
   let jobs: Int
   let streams: Streams
 
-  /// Lines read before a window is processed: enough to keep every thread busy between the
-  /// window's ends.
+  /// Lines read before a window is queued: few enough to bound memory, many enough that reading
+  /// and writing a window cost little against processing it.
   var windowLines: Int { 256 * jobs }
   /// Bytes of lines after which a window is processed even if it has fewer lines.
   static let windowBytes = 32 << 20
@@ -206,10 +207,15 @@ struct BatchRunner: Sendable {
     var reader = LineReader(maximumLength: settings.maximumRecordBytes, readPart: readPart)
     var allOk = true
     var lineNumber = 0
-    // While one window is processed, the next is read and the one before written: reading and
-    // writing take no thread away from the records.
-    var inFlight: WindowInFlight?
+    // While two windows are processed, the next is read; then the older is waited for and
+    // written. Two in flight, so that the threads go straight on to the newer window while the
+    // older one's last records finish, and while this thread reads (it shares the cores).
+    var inFlight: [WindowInFlight] = []
     var output = Data()
+    let work = BatchWork(
+      processor: BatchProcessor(settings: settings, input: input), threads: jobs)
+    // The threads stop when the input is done, however this ends.
+    defer { work.finish() }
     while true {
       var window: [LineReader.Line] = []
       var bytes = 0
@@ -223,37 +229,23 @@ struct BatchRunner: Sendable {
         // Whatever was read before the failure is still processed and written.
         readError = error
       }
-      let previous = inFlight?.results()
-      inFlight = window.isEmpty ? nil : start(window, firstLine: lineNumber + 1, input: input)
-      if let previous { allOk = write(previous, into: &output) && allOk }
+      if inFlight.count == 2 {
+        allOk = write(inFlight.removeFirst().results(), into: &output) && allOk
+      }
+      if !window.isEmpty {
+        inFlight.append(work.add(window, firstLine: lineNumber + 1))
+      }
       lineNumber += window.count
       if let readError {
-        if let last = inFlight?.results() { _ = write(last, into: &output) }
+        for last in inFlight { _ = write(last.results(), into: &output) }
         throw CommandError(
           .unreadableInput, "cannot read: \(readError.localizedDescription)", file: input)
       }
-      guard inFlight != nil else { return allOk }
-    }
-  }
-
-  /// Starts processing a window on `jobs` threads in the background. One job too: the records
-  /// then have a thread of their own while this one reads the next window (from a pipe, in turns
-  /// with the program writing it) and writes the last.
-  private func start(_ window: [LineReader.Line], firstLine: Int, input: String) -> WindowInFlight {
-    let processor = BatchProcessor(settings: settings, input: input)
-    let inFlight = WindowInFlight(count: window.count)
-    let jobs = min(self.jobs, window.count)
-    DispatchQueue.global().async(group: inFlight.group) {
-      let next = Atomic<Int>(0)
-      DispatchQueue.concurrentPerform(iterations: jobs) { _ in
-        while true {
-          let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
-          guard index < window.count else { break }
-          inFlight.store(processor.process(window[index], line: firstLine + index), at: index)
-        }
+      if window.isEmpty {
+        for last in inFlight { allOk = write(last.results(), into: &output) && allOk }
+        return allOk
       }
     }
-    return inFlight
   }
 
   /// Writes a window's results in order; whether every record was ok.
@@ -287,16 +279,82 @@ struct BatchRunner: Sendable {
   }
 }
 
+/// The records of the windows in flight, and the threads that process them: `threads` of them
+/// for the whole run, each taking the next record in input order, from one window and then the
+/// next, so that no thread waits at a window's end while another still has records.
+private final class BatchWork: @unchecked Sendable {
+  private let processor: BatchProcessor
+  // Guards everything below it.
+  private let condition = NSCondition()
+  // The windows with records not yet taken, oldest first, and the next record of the first.
+  private var windows: [WindowInFlight] = []
+  private var next = 0
+  private var finished = false
+  private let threadsDone = DispatchGroup()
+
+  init(processor: BatchProcessor, threads: Int) {
+    self.processor = processor
+    for _ in 0..<threads {
+      DispatchQueue.global().async(group: threadsDone) { [self] in
+        while let (window, index) = take() {
+          window.store(
+            processor.process(window.lines[index], line: window.firstLine + index), at: index)
+        }
+      }
+    }
+  }
+
+  /// Queues a window's lines; its results come from `results()` on the window returned.
+  func add(_ lines: [LineReader.Line], firstLine: Int) -> WindowInFlight {
+    let window = WindowInFlight(lines, firstLine: firstLine)
+    condition.withLock {
+      windows.append(window)
+      condition.broadcast()
+    }
+    return window
+  }
+
+  /// Lets the threads end once every queued record is done, and waits for them.
+  func finish() {
+    condition.withLock {
+      finished = true
+      condition.broadcast()
+    }
+    threadsDone.wait()
+  }
+
+  /// The next record to process, waiting for one; nil once finished and none is left.
+  private func take() -> (WindowInFlight, Int)? {
+    condition.lock()
+    defer { condition.unlock() }
+    while windows.isEmpty, !finished { condition.wait() }
+    guard let window = windows.first else { return nil }
+    let index = next
+    next += 1
+    if next == window.lines.count {
+      windows.removeFirst()
+      next = 0
+    }
+    return (window, index)
+  }
+}
+
 /// A window being processed: each thread stores the result of each line it took, and the reader
-/// takes them all, in order, once the group is done.
+/// takes them all, in order, once the last is stored.
 private final class WindowInFlight: @unchecked Sendable {
-  let group = DispatchGroup()
+  let lines: [LineReader.Line]
+  let firstLine: Int
+  private let done = DispatchSemaphore(value: 0)
+  private let remaining: Atomic<Int>
   // Each slot is written by one thread (the one that took its index) and read only after the
-  // group is done, which orders the writes before the reads.
+  // last store, whose decrement and signal order every write before the reads.
   private let slots: UnsafeMutableBufferPointer<BatchProcessor.Result?>
 
-  init(count: Int) {
-    slots = .allocate(capacity: count)
+  init(_ lines: [LineReader.Line], firstLine: Int) {
+    self.lines = lines
+    self.firstLine = firstLine
+    remaining = Atomic(lines.count)
+    slots = .allocate(capacity: lines.count)
     slots.initialize(repeating: nil)
   }
 
@@ -305,11 +363,14 @@ private final class WindowInFlight: @unchecked Sendable {
     slots.deallocate()
   }
 
-  func store(_ result: BatchProcessor.Result, at index: Int) { slots[index] = result }
+  func store(_ result: BatchProcessor.Result, at index: Int) {
+    slots[index] = result
+    if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.signal() }
+  }
 
   /// Waits for the window to be done and returns its results in line order.
   func results() -> [BatchProcessor.Result] {
-    group.wait()
+    done.wait()
     // Every index below the count was taken by exactly one thread.
     return slots.compactMap { $0 }
   }

@@ -37,12 +37,14 @@ struct BatchProcessor: Sendable {
           "invalid-record", failure.message, location: "column \(failure.column)")
       case .success(let record):
         result.id = record.id
-        return process(record, into: &result)
+        return process(record, line: bytes, into: &result)
       }
     }
   }
 
-  private func process(_ record: BatchRecord, into result: inout BatchResultObject) -> Result {
+  private func process(
+    _ record: BatchRecord, line: [UInt8], into result: inout BatchResultObject
+  ) -> Result {
     let blob: Data
     let file: String
     switch record.source {
@@ -57,7 +59,7 @@ struct BatchProcessor: Sendable {
             ?? "blob character \(error.offset + 1)")
       }
       file = "blob"
-    case .decoded(let decoded):
+    case .decoded(let decoded, _):
       blob = decoded
       file = "blob"
     case .path(let path):
@@ -128,8 +130,12 @@ struct BatchProcessor: Sendable {
         }
         output.written = .path(path)
       }
+    } else if case .decoded(_, let text) = record.source, bytes == blob {
+      // The blob comes out as it came in (a healthy one, typically), and its text in the line is
+      // canonical base64: that text is its base64.
+      output.blob = .base64(line[text])
     } else {
-      output.blob = bytes
+      output.blob = .bytes(bytes)
     }
     result.output = output
     return result.succeeded()
@@ -153,9 +159,17 @@ private struct BatchResultObject {
     var container: String
     var infoVersion: Int?
     var findings: [Finding]
-    /// The new blob, written as base64; nil writes `null` (it went to a file, or nowhere).
-    var blob: Data? = nil
+    /// The new blob; nil writes `null` (it went to a file, or nowhere).
+    var blob: Blob? = nil
     var written = Written.none
+  }
+
+  /// The `blob` field of `output`.
+  enum Blob {
+    /// Bytes, written as base64.
+    case bytes(Data)
+    /// Base64 text already.
+    case base64(ArraySlice<UInt8>)
   }
 
   /// The `written` field of `output`.
@@ -217,7 +231,13 @@ private struct BatchResultObject {
 
   private func rendered(error: Failure?) -> BatchProcessor.Result {
     // Room for the fields and the blob's base64, so that the line grows at most once or twice.
-    var json = JSONLine(capacity: 640 + (output?.blob.map { $0.count / 3 * 4 } ?? 0))
+    let blobText =
+      switch output?.blob {
+      case .bytes(let bytes): bytes.count / 3 * 4
+      case .base64(let text): text.count
+      case nil: 0
+      }
+    var json = JSONLine(capacity: 640 + blobText)
     json.beginObject()
     json.key("schemaVersion")
     json.number(1)
@@ -249,7 +269,11 @@ private struct BatchResultObject {
       json.key("findings")
       json.findings(output.findings)
       json.key("blob")
-      if let blob = output.blob { json.base64(blob) } else { json.null() }
+      switch output.blob {
+      case .bytes(let bytes): json.base64(bytes)
+      case .base64(let text): json.base64(text: text)
+      case nil: json.null()
+      }
       switch output.written {
       case .absent: break
       case .none:
@@ -350,6 +374,15 @@ struct JSONLine {
     separate()
     bytes.append(UInt8(ascii: "\""))
     Base64Encoding.encode(data, appendingTo: &bytes)
+    bytes.append(UInt8(ascii: "\""))
+    needsComma = true
+  }
+
+  /// Base64 text (which needs no escapes), as a string.
+  mutating func base64(text: ArraySlice<UInt8>) {
+    separate()
+    bytes.append(UInt8(ascii: "\""))
+    bytes.append(contentsOf: text)
     bytes.append(UInt8(ascii: "\""))
     needsComma = true
   }

@@ -14,8 +14,8 @@ struct BatchRecord {
     /// column).
     case base64(Data, column: Int?)
     /// The blob's bytes, from base64 read straight out of the line (canonical, and so without
-    /// escapes).
-    case decoded(Data)
+    /// escapes), and where that text is in the line.
+    case decoded(Data, text: Range<Int>)
     /// A file holding the blob.
     case path(String)
   }
@@ -70,8 +70,8 @@ struct BatchRecord {
             guard scanner.peek == UInt8(ascii: "\"") else {
               throw scanner.failure("\"\(isBlob ? "blob" : "path")\" must be a string")
             }
-            if isBlob, let decoded = scanner.canonicalBase64String() {
-              source = .decoded(decoded)
+            if isBlob, let (decoded, text) = scanner.canonicalBase64String() {
+              source = .decoded(decoded, text: text)
             } else if isBlob {
               let blob = try scanner.scanString()
               if case .plain(let range) = blob {
@@ -245,11 +245,11 @@ private struct JSONScanner {
   }
 
   /// Reads a string at the cursor (which is at its opening quote) that is canonical base64 (as
-  /// `Base64Encoding.decodeCanonical` takes it), and returns its bytes; or returns nil and stays
-  /// put. The common case in one pass over the string instead of two: no byte of base64 needs
+  /// `Base64Encoding.decodeCanonical` takes it), and returns its bytes and where its text is; or
+  /// returns nil and stays put. The common case in one pass over the string instead of two: no byte of base64 needs
   /// an escape, so the string ends at the first quote, and the decoder refuses everything else
   /// (a backslash, a control character, a byte above 0x7F), which is then read the long way.
-  mutating func canonicalBase64String() -> Data? {
+  mutating func canonicalBase64String() -> (Data, Range<Int>)? {
     let start = position + 1
     guard start < bytes.count, let base = bytes.baseAddress,
       let quote = memchr(base + start, Int32(UInt8(ascii: "\"")), bytes.count - start)
@@ -260,7 +260,7 @@ private struct JSONScanner {
         UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start..<end]))
     else { return nil }
     position = end + 1
-    return decoded
+    return (decoded, start..<end)
   }
 
   /// Reads a string at the cursor (which is at its opening quote): its bytes with the escapes
