@@ -53,7 +53,10 @@ public struct Streams: Sendable {
   public static var process: Streams {
     Streams(
       readStandardInput: { FileHandle.standardInput.readDataToEndOfFile() },
-      readStandardInputPart: { buffer in try readDescriptor(STDIN_FILENO, into: buffer) },
+      readStandardInputPart: { buffer in
+        standardInputPipeEnlarged
+        return try readDescriptor(STDIN_FILENO, into: buffer)
+      },
       writeStandardOutput: { FileHandle.standardOutput.write($0) },
       writeStandardError: { FileHandle.standardError.write($0) },
       standardOutputIsTerminal: isatty(STDOUT_FILENO) == 1,
@@ -78,6 +81,20 @@ public struct Streams: Sendable {
     writeStandardError(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
   }
 }
+
+/// Standard input, when it is a pipe, holding 1 MiB instead of the kernel's default 64 KiB, once,
+/// before it is first streamed: `batch` reads records of several kilobytes from it while its
+/// threads keep the cores busy, and a 64 KiB pipe holds a few records only, so reader and writer
+/// would wait on each other every few records. Unprivileged processes may grow a pipe to
+/// `/proc/sys/fs/pipe-max-size` (1 MiB by default); when that fails, the pipe stays as it was.
+private let standardInputPipeEnlarged: Void = {
+  #if os(Linux)
+    var status = stat()
+    guard fstat(STDIN_FILENO, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else { return }
+    // F_SETPIPE_SZ (F_LINUX_SPECIFIC_BASE + 7), which Glibc's module does not export.
+    _ = fcntl(STDIN_FILENO, 1031, Int32(1 << 20))
+  #endif
+}()
 
 /// Reads from a file descriptor into a buffer, retrying when a signal interrupts the read.
 ///
