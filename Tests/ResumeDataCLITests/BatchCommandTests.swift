@@ -135,6 +135,47 @@ struct BatchCommandTests {
     #expect(text(plain.standardOutput).contains("\"ok\":true"))
   }
 
+  @Test(
+    "A read failure mid-stream: every line read before it is answered, in order, then exit 66",
+    arguments: [1, 2])
+  func readFailure(jobs: Int) throws {
+    // Lines across several windows (256 a job), then an error from the input.
+    let count = 1_300
+    let input = Data(
+      (0..<count).map { "{\"id\":\($0),\"blob\":\"QQ\"}\n" }.joined().utf8)
+    final class Parts: @unchecked Sendable {
+      let lock = NSLock()
+      var offset = 0
+    }
+    let parts = Parts()
+    let captured = Captured()
+    let base = captured.streams()
+    let streams = Streams(
+      readStandardInput: { input },
+      readStandardInputPart: { buffer in
+        try parts.lock.withLock {
+          guard parts.offset < input.count else { throw POSIXError(.EIO) }
+          let take = min(buffer.count, 5_000, input.count - parts.offset)
+          input.copyBytes(
+            to: buffer.bindMemory(to: UInt8.self), from: parts.offset..<(parts.offset + take))
+          parts.offset += take
+          return take
+        }
+      },
+      writeStandardOutput: base.writeStandardOutput, writeStandardError: base.writeStandardError,
+      standardOutputIsTerminal: false)
+    let status = ResumeDataTool.run(["batch", "--jobs", String(jobs)], streams: streams)
+    #expect(status == .unreadableInput)
+    #expect(captured.standardError.contains("cannot read"))
+    let lines = text(captured.standardOutput).split(separator: "\n")
+    #expect(lines.count == count)
+    for (index, line) in lines.enumerated() {
+      #expect(
+        line.hasPrefix(
+          "{\"schemaVersion\":1,\"input\":\"-\",\"line\":\(index + 1),\"id\":\(index),"))
+    }
+  }
+
   @Test("A line that is not a record, or whose blob is not resume data, gets its exact error")
   func invalid() throws {
     for (line, expected) in Self.invalidLines {
