@@ -294,13 +294,18 @@ private final class BatchWork: @unchecked Sendable {
 
   init(processor: BatchProcessor, threads: Int) {
     self.processor = processor
+    // Threads of their own rather than blocks on a shared dispatch queue, whose pool may run
+    // fewer of them at once than were asked for.
     for _ in 0..<threads {
-      DispatchQueue.global().async(group: threadsDone) { [self] in
+      threadsDone.enter()
+      let thread = Thread { [self] in
         while let (window, index) = take() {
           window.store(
             processor.process(window.lines[index], line: window.firstLine + index), at: index)
         }
+        threadsDone.leave()
       }
+      thread.start()
     }
   }
 
