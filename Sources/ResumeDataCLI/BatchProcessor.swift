@@ -241,18 +241,15 @@ private struct BatchResultObject {
     json.beginObject()
     json.key("schemaVersion")
     json.number(1)
-    json.key("input")
-    json.string(input)
+    json.field("input", string: input)
     json.key("line")
     json.number(line)
     json.key("id")
     json.raw(id ?? "null")
     json.key("ok")
     json.bool(error == nil)
-    json.key("generation")
-    json.string(generation)
-    json.key("container")
-    json.string(container)
+    json.field("generation", string: generation)
+    json.field("container", string: container)
     json.key("resumable")
     json.bool(resumable)
     json.key("findings")
@@ -260,10 +257,8 @@ private struct BatchResultObject {
     json.key("output")
     if let output {
       json.beginObject()
-      json.key("generation")
-      json.string(output.generation)
-      json.key("container")
-      json.string(output.container)
+      json.field("generation", string: output.generation)
+      json.field("container", string: output.container)
       json.key("infoVersion")
       if let infoVersion = output.infoVersion { json.number(infoVersion) } else { json.null() }
       json.key("findings")
@@ -276,12 +271,8 @@ private struct BatchResultObject {
       }
       switch output.written {
       case .absent: break
-      case .none:
-        json.key("written")
-        json.null()
-      case .path(let path):
-        json.key("written")
-        json.string(path)
+      case .none: json.field("written", string: nil)
+      case .path(let path): json.field("written", string: path)
       }
       json.endObject()
     } else {
@@ -290,14 +281,10 @@ private struct BatchResultObject {
     json.key("error")
     if let error {
       json.beginObject()
-      json.key("kind")
-      json.string(error.kind)
-      json.key("file")
-      json.string(error.file)
-      json.key("location")
-      json.string(error.location)
-      json.key("message")
-      json.string(error.message)
+      json.field("kind", string: error.kind)
+      json.field("file", string: error.file)
+      json.field("location", string: error.location)
+      json.field("message", string: error.message)
       json.endObject()
     } else {
       json.null()
@@ -333,6 +320,12 @@ struct JSONLine {
     bytes.append(UInt8(ascii: "\""))
     bytes.append(UInt8(ascii: ":"))
     needsComma = false
+  }
+
+  /// A key and its string value (`null` when absent).
+  mutating func field(_ name: StaticString, string value: String?) {
+    key(name)
+    string(value)
   }
 
   /// A value that is JSON already.
@@ -392,14 +385,10 @@ struct JSONLine {
     beginArray()
     for finding in findings {
       beginObject()
-      key("code")
-      string(finding.code)
-      key("severity")
-      string(finding.severity.rawValue)
-      key("message")
-      string(finding.message)
-      key("path")
-      string(finding.path)
+      field("code", string: finding.code)
+      field("severity", string: finding.severity.rawValue)
+      field("message", string: finding.message)
+      field("path", string: finding.path)
       endObject()
     }
     endArray()
