@@ -74,10 +74,11 @@ enum Base64Encoding {
       free(memory)
       return nil
     }
-    let out = memory.assumingMemoryBound(to: UInt8.self)
-    out[written] = UInt8(truncatingIfNeeded: group >> 16)
-    if padding < 2 { out[written &+ 1] = UInt8(truncatingIfNeeded: group >> 8) }
-    if padding < 1 { out[written &+ 2] = UInt8(truncatingIfNeeded: group) }
+    for index in 0..<(3 &- padding) {
+      memory.storeBytes(
+        of: UInt8(truncatingIfNeeded: group >> (16 &- 8 &* index)), toByteOffset: written &+ index,
+        as: UInt8.self)
+    }
     return Data(bytesNoCopy: memory, count: decodedCount, deallocator: .free)
   }
 

@@ -246,9 +246,11 @@ private struct JSONScanner {
 
   /// Reads a string at the cursor (which is at its opening quote) that is canonical base64 (as
   /// `Base64Encoding.decodeCanonical` takes it), and returns its bytes and where its text is; or
-  /// returns nil and stays put. The common case in one pass over the string instead of two: no byte of base64 needs
-  /// an escape, so the string ends at the first quote, and the decoder refuses everything else
-  /// (a backslash, a control character, a byte above 0x7F), which is then read the long way.
+  /// returns nil and stays put.
+  ///
+  /// The common case in one pass over the string instead of two: no byte of base64 needs an
+  /// escape, so the string ends at the first quote, and the decoder refuses everything else (a
+  /// backslash, a control character, a byte above 0x7F), which is then read the long way.
   mutating func canonicalBase64String() -> (Data, Range<Int>)? {
     let start = position + 1
     guard start < bytes.count, let base = bytes.baseAddress,
