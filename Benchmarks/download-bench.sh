@@ -31,6 +31,8 @@ for size in $sizes; do
   chmod 644 "$work/www/$size.bin"
   urls+=(--url "http://127.0.0.1:$port/$size.bin")
 done
+# Written back before anything is timed, so that no download competes with the disk doing it.
+sync
 start_nginx "$work" "$port"
 "$bin/resumedata-bench" download "${urls[@]}" --tool "$bin/resumedata" \
   --floor "$work/urlsession-floor" --rounds "$rounds" --output-dir "$work/out"

@@ -100,6 +100,9 @@ enum DownloadBenchmark {
       var best = [String: Usage]()
       for round in 1...rounds {
         for contender in contenders {
+          // The last one's file is on disk before this one starts: writing it back would
+          // otherwise compete with whoever runs next.
+          sync()
           guard let usage = spawn(contender.command) else {
             printError("Error: could not start \(contender.command[0])")
             return 1

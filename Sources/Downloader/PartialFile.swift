@@ -188,14 +188,22 @@ final class PartialFile: @unchecked Sendable {
   }
 
   /// Writes everything handed in and forces it to disk, so that a length read before is on disk.
+  ///
+  /// The flush runs on the calling thread, not on the I/O queue: it waits for the disk to take
+  /// everything written so far (hundreds of megabytes a second into a download), and the blocks
+  /// arriving meanwhile must keep being written, or the pool fills, the delegate waits and the
+  /// transfer stalls for as long as the disk takes. `fsync` makes every `write` that returned
+  /// before it durable, whatever is written while it runs.
   func synchronize() throws(DownloadError) {
     lock.lock()
     sendBlock()
     lock.unlock()
-    let result = ioQueue.sync { () -> DownloadError? in
-      fsync(handle.fileDescriptor) == 0
-        ? nil : DownloadError(.io, "cannot flush \(url.path): \(String(cString: strerror(errno)))")
-    }
+    // Every block handed in so far is written (into the page cache) once this returns.
+    ioQueue.sync {}
+    let flushed = fsync(handle.fileDescriptor) == 0
+    let result =
+      flushed
+      ? nil : DownloadError(.io, "cannot flush \(url.path): \(String(cString: strerror(errno)))")
     if let error = poolLock.withLock({ failure }) ?? result { throw error }
   }
 
