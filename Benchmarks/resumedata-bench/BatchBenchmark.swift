@@ -155,34 +155,12 @@ enum BatchBenchmark {
     ]
   }
 
-  /// The NDJSON lines of `spawn`'s standard input, written to a file instead; whether it worked.
-  static func writeRecords(_ records: Int, blob: Data, to file: URL) -> Bool {
-    guard FileManager.default.createFile(atPath: file.path, contents: nil),
-      let handle = try? FileHandle(forWritingTo: file)
-    else { return false }
-    defer { try? handle.close() }
-    let base64 = blob.base64EncodedString()
-    var chunk = Data()
-    for index in 0..<records {
-      chunk.append(contentsOf: "{\"id\":\(index),\"blob\":\"\(base64)\"}\n".utf8)
-      if chunk.count > 1 << 20 || index == records - 1 {
-        guard (try? handle.write(contentsOf: chunk)) != nil else { return false }
-        chunk.removeAll(keepingCapacity: true)
-      }
-    }
-    return true
-  }
-
-  /// Runs `command` with `records` NDJSON lines of `blob` written to its standard input from
-  /// another thread, its output discarded; the kernel's accounting of it.
+  /// `records` NDJSON lines of `blob`, written to `descriptor`; whether they all were.
   ///
   /// The lines are made once, about 1 MiB of them with ids counting from 0, and that block is
   /// written over and over (the ids repeat): the writer, which shares the machine's cores with the
-  /// tool, costs little more than the pipe's own copying, as a fast upstream stage would.
-  static func spawn(_ command: [String], records: Int, blob: Data) -> DownloadBenchmark.Usage? {
-    var pipeEnds: [Int32] = [0, 0]
-    guard pipe(&pipeEnds) == 0 else { return nil }
-    let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
+  /// tool when it feeds a pipe, costs little more than the copying, as a fast upstream stage would.
+  static func writeRecords(_ records: Int, blob: Data, to descriptor: Int32) -> Bool {
     let base64 = blob.base64EncodedString()
     var block: [UInt8] = []
     // Where each line of the block ends (after its line break).
@@ -191,21 +169,39 @@ enum BatchBenchmark {
       block += Array("{\"id\":\(lineEnds.count),\"blob\":\"\(base64)\"}\n".utf8)
       lineEnds.append(block.count)
     }
-    let writer = Thread { [block, lineEnds] in
-      var remaining = records
-      block.withUnsafeBytes { block in
-        while remaining > 0 {
-          let lines = min(remaining, lineEnds.count)
-          let length = lineEnds[lines - 1]
-          var offset = 0
-          while offset < length {
-            let written = write(writeEnd, block.baseAddress! + offset, length - offset)
-            guard written > 0 else { return }
-            offset += written
-          }
-          remaining -= lines
+    var remaining = records
+    return block.withUnsafeBytes { block in
+      while remaining > 0 {
+        let lines = min(remaining, lineEnds.count)
+        let length = lineEnds[lines - 1]
+        var offset = 0
+        while offset < length {
+          let written = write(descriptor, block.baseAddress! + offset, length - offset)
+          guard written > 0 else { return false }
+          offset += written
         }
+        remaining -= lines
       }
+      return true
+    }
+  }
+
+  /// The same lines in a file; whether it worked.
+  static func writeRecords(_ records: Int, blob: Data, to file: URL) -> Bool {
+    let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else { return false }
+    defer { close(descriptor) }
+    return writeRecords(records, blob: blob, to: descriptor)
+  }
+
+  /// Runs `command` with `records` NDJSON lines of `blob` (`writeRecords`) written to its standard
+  /// input from another thread, its output discarded; the kernel's accounting of it.
+  static func spawn(_ command: [String], records: Int, blob: Data) -> DownloadBenchmark.Usage? {
+    var pipeEnds: [Int32] = [0, 0]
+    guard pipe(&pipeEnds) == 0 else { return nil }
+    let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
+    let writer = Thread {
+      _ = writeRecords(records, blob: blob, to: writeEnd)
       close(writeEnd)
     }
     // The writing end must not leak into the child, or its standard input would never end.
