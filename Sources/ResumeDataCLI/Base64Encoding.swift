@@ -7,13 +7,6 @@ import PropertyList
 /// accepts padding in the middle (`QU=D`) or piled up at the end (`QUJD====`), so a damaged
 /// record would decode to other bytes instead of being reported.
 enum Base64Encoding {
-  /// The base64 of `data`.
-  static func encode(_ data: Data) -> Data {
-    var encoded: [UInt8] = []
-    encode(data, appendingTo: &encoded)
-    return Data(encoded)
-  }
-
   /// Appends the base64 of `data` to `out`: `batch` writes it straight into a result's line.
   static func encode(_ data: Data, appendingTo out: inout [UInt8]) {
     let start = out.count

@@ -566,13 +566,20 @@ struct BatchPipelineTests {
 /// `batch`'s own base64 encoder against Foundation's, whose output it replaces byte for byte.
 @Suite("Batch base64 encoding")
 struct BatchBase64Tests {
+  /// The base64 of `data` as a result line gets it, alone.
+  func encoded(_ data: Data) -> Data {
+    var line: [UInt8] = []
+    Base64Encoding.encode(data, appendingTo: &line)
+    return Data(line)
+  }
+
   @Test("Every length from 0 to 300, of scrambled bytes, encodes as Foundation encodes it")
   func matchesFoundation() {
     for length in 0...300 {
       // Every byte value turns up: a multiplicative scramble of the position and the length.
       let data = Data(
         (0..<length).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761 &+ length) >> 5) })
-      #expect(Base64Encoding.encode(data) == data.base64EncodedData(), "length \(length)")
+      #expect(encoded(data) == data.base64EncodedData(), "length \(length)")
     }
   }
 
@@ -659,9 +666,9 @@ struct BatchBase64Tests {
       ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy"),
     ]
     for (plain, encoded) in vectors {
-      #expect(Base64Encoding.encode(Data(plain.utf8)) == Data(encoded.utf8), "\(plain)")
+      #expect(self.encoded(Data(plain.utf8)) == Data(encoded.utf8), "\(plain)")
     }
-    #expect(Base64Encoding.encode(Data([0xFB, 0xFF, 0xBF])) == Data("+/+/".utf8))
+    #expect(encoded(Data([0xFB, 0xFF, 0xBF])) == Data("+/+/".utf8))
     for (plain, encoded) in vectors {
       #expect(Base64Encoding.decode(Data(encoded.utf8)) == .success(Data(plain.utf8)))
     }
