@@ -109,12 +109,13 @@ enum DownloadBenchmark {
           }
           best[contender.label] = best[contender.label].map { $0.merged(with: usage) } ?? usage
         }
-        let same = FileManager.default.contentsEqual(atPath: theirs, andPath: ours)
-        let statuses = contenders.map { "\($0.label) \(best[$0.label]?.status ?? -1)" }
-        if round == rounds || !same || best.values.contains(where: { $0.status != 0 }) {
+        let ok =
+          FileManager.default.contentsEqual(atPath: theirs, andPath: ours)
+          && best.values.allSatisfy { $0.status == 0 }
+        failed = failed || !ok
+        if round == rounds || !ok {
           let size = (try? FileManager.default.attributesOfItem(atPath: ours))?[.size] as? NSNumber
-          let ok = same && !best.values.contains { $0.status != 0 }
-          failed = failed || !ok
+          let statuses = contenders.map { "\($0.label) \(best[$0.label]?.status ?? -1)" }
           print(
             "# download \(name): \(size.map { "\($0.int64Value) bytes" } ?? "?"), "
               + "\(rounds) round\(rounds == 1 ? "" : "s"); "
@@ -124,7 +125,7 @@ enum DownloadBenchmark {
         }
         try? FileManager.default.removeItem(atPath: theirs)
         try? FileManager.default.removeItem(atPath: ours)
-        if failed { break }
+        if !ok { break }
       }
       for contender in contenders {
         guard let usage = best[contender.label] else { continue }
@@ -133,17 +134,14 @@ enum DownloadBenchmark {
             format: "download %@ %@  wall %.2f s  cpu %.2f s  peak RSS %.1f MiB", padded(name, 10),
             padded(contender.label, 5), usage.wall, usage.cpu, Double(usage.peakKiB) / 1024))
       }
-      let pairs = [("ours", "curl"), ("floor", "curl"), ("ours", "floor")]
-      for (top, bottom) in pairs {
-        guard let top = best[top].map({ (top, $0) }),
-          let bottom = best[bottom].map({ (bottom, $0) })
-        else { continue }
+      for (top, bottom) in [("ours", "curl"), ("floor", "curl"), ("ours", "floor")] {
+        guard let over = best[top], let under = best[bottom] else { continue }
         print(
           String(
             format: "download %@ ratio %@  wall %.2fx  cpu %.2fx  peak RSS %.2fx", padded(name, 10),
-            padded("\(top.0)/\(bottom.0)", 10), top.1.wall / bottom.1.wall,
-            top.1.cpu / max(bottom.1.cpu, 0.001),
-            Double(top.1.peakKiB) / Double(max(bottom.1.peakKiB, 1))))
+            padded("\(top)/\(bottom)", 10), over.wall / under.wall,
+            over.cpu / max(under.cpu, 0.001),
+            Double(over.peakKiB) / Double(max(under.peakKiB, 1))))
       }
     }
     return failed ? 1 : 0

@@ -186,7 +186,7 @@ struct BatchRunner: Sendable {
   /// Lines read before a window is queued: few enough to bound memory, many enough that reading
   /// and writing a window cost little against processing it.
   var windowLines: Int { 256 * jobs }
-  /// Bytes of lines after which a window is processed even if it has fewer lines.
+  /// Bytes of lines after which a window is queued even if it has fewer lines.
   static let windowBytes = 32 << 20
 
   /// Processes every line of `input` (a file, or `-`).
