@@ -250,8 +250,10 @@ struct BatchRunner: Sendable {
 
   /// Writes a window's results in order; whether every record was ok.
   private func write(_ results: [BatchProcessor.Result], into buffer: inout Data) -> Bool {
-    // One buffer for every window: its memory is reused, not asked of the system each time.
+    // One buffer for every window, sized before the first append: grown line by line, it was
+    // reallocated (and copied) a dozen times per window.
     buffer.removeAll(keepingCapacity: true)
+    buffer.reserveCapacity(results.reduce(0) { $0 + $1.line.count + 1 })
     var allOk = true
     for result in results {
       buffer.append(contentsOf: result.line)
