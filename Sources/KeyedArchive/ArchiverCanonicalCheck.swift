@@ -23,12 +23,17 @@ extension ArchiverFlattener {
 
 /// The state of `ArchiverFlattener.reproducesBytes`: `State` with input indexes in place of built
 /// objects.
+///
+/// Its small helpers are `@inline(__always)`: called, each copied the whole state onto the stack.
 private struct CanonicalCheck {
   let plist: BinaryPropertyListView
   // The plist's objects, whose accessors inline (the view's own do not).
   let table: BinaryObjects
   let bytes: UnsafeRawBufferPointer
   let referenceSize: Int
+  // The view's layout, read once: its accessors are calls into another module.
+  let objectCount: Int
+  let objectAreaEnd: Int
   // The index the flattener gives its next object, and where the writer puts it.
   var next = 0
   var position = 8
@@ -48,6 +53,8 @@ private struct CanonicalCheck {
     self.plist = plist
     bytes = plist.rawBytes
     referenceSize = BinaryObjectEncoding.byteCount(UInt64(plist.objectCount))
+    objectCount = plist.objectCount
+    objectAreaEnd = plist.offsetTableOffset
     // Room for a resume blob's constants and UIDs without regrowing (capped by `run`'s limit).
     let room = min(plist.objectCount, 32)
     keyConstants.reserveCapacity(room)
@@ -57,24 +64,25 @@ private struct CanonicalCheck {
   }
 
   mutating func run() -> Bool {
-    guard plist.objectCount <= ArchiverFlattener.maximumObjectsChecked,
+    guard objectCount <= ArchiverFlattener.maximumObjectsChecked,
       plist.isVersion00, plist.topObjectIndex == 0,
       plist.referenceSize == referenceSize,
-      plist.offsetSize == BinaryObjectEncoding.byteCount(UInt64(plist.offsetTableOffset)),
+      plist.offsetSize == BinaryObjectEncoding.byteCount(UInt64(objectAreaEnd)),
       // The writer's trailer starts with six zero bytes (unused and sort version).
       bytes[(bytes.count - 32)..<(bytes.count - 26)].allSatisfy({ $0 == 0 }),
       walk(plist.topObject, isObjectsEntry: false, isObjectsArray: false)
     else { return false }
     // Every object appended, in the order of the offset table, up to it.
-    return next == plist.objectCount && position == plist.offsetTableOffset
+    return next == objectCount && position == objectAreaEnd
   }
 
   // MARK: Appending
 
   /// Claims the next index for an object the input holds there: `reference` must be it, and its
   /// bytes must start where the previous object's ended.
+  @inline(__always)
   private mutating func claim(_ reference: Int) -> Bool {
-    guard reference == next, next < plist.objectCount, plist.offset(next) == position else {
+    guard reference == next, next < objectCount, table.offset(next) == position else {
       return false
     }
     return true
@@ -83,7 +91,7 @@ private struct CanonicalCheck {
   /// Whether the input holds `expected` at `position`; moves past it to the next object.
   private mutating func matchExpected() -> Bool {
     let count = expected.count
-    guard position <= plist.offsetTableOffset - count,
+    guard position <= objectAreaEnd - count,
       expected.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress! + position, count) })
         == 0
     else { return false }
@@ -101,7 +109,7 @@ private struct CanonicalCheck {
   /// Appends the writer's encoding of the scalar object `object` at the next index, wherever the
   /// references point (booleans and UIDs are written once per occurrence).
   private mutating func appendEncoding(of object: Int) -> Bool {
-    guard next < plist.objectCount, plist.offset(next) == position else { return false }
+    guard next < objectCount, table.offset(next) == position else { return false }
     // The frequent kinds are compared in place, byte for byte as `Emitter.appendScalar` writes
     // them; the rest go through the writer itself.
     let length: Int?
@@ -137,7 +145,7 @@ private struct CanonicalCheck {
       BinaryObjectEncoding.appendScalar(value, to: &expected)
       return matchExpected()
     }
-    guard let length, position <= plist.offsetTableOffset - length else { return false }
+    guard let length, position <= objectAreaEnd - length else { return false }
     position += length
     next += 1
     return true
@@ -145,8 +153,9 @@ private struct CanonicalCheck {
 
   /// Whether the input holds, at `offset`, the byte `marker` followed by `value` in `size`
   /// big-endian bytes (`Emitter.appendSized`), inside the object area.
+  @inline(__always)
   private func holds(_ marker: UInt8, _ value: UInt64, size: Int, at offset: Int) -> Bool {
-    guard offset >= 0, offset < plist.offsetTableOffset - size, bytes[offset] == marker else {
+    guard offset >= 0, offset < objectAreaEnd - size, bytes[offset] == marker else {
       return false
     }
     var shift = (size - 1) * 8
@@ -158,6 +167,7 @@ private struct CanonicalCheck {
   }
 
   /// The length of `Emitter.appendInteger(bits)` when the input holds it at `offset`.
+  @inline(__always)
   private func integerLength(_ bits: UInt64, at offset: Int) -> Int? {
     let size = BinaryObjectEncoding.byteCount(bits)
     return holds(0x10 | UInt8(size.trailingZeroBitCount), bits, size: size, at: offset)
@@ -165,6 +175,7 @@ private struct CanonicalCheck {
   }
 
   /// The length of `Emitter.appendMarker(marker, count:)` when the input holds it at `offset`.
+  @inline(__always)
   private func markerLength(_ marker: UInt8, count: Int, at offset: Int) -> Int? {
     if count < 15 { return holds(marker | UInt8(count), 0, size: 0, at: offset) ? 1 : nil }
     guard holds(marker | 0x0F, 0, size: 0, at: offset),
@@ -179,7 +190,7 @@ private struct CanonicalCheck {
       let header = markerLength(marker, count: table.count(reference), at: position)
     else { return false }
     let (size, overflow) = references.multipliedReportingOverflow(by: referenceSize)
-    guard !overflow, position <= plist.offsetTableOffset - header - size else { return false }
+    guard !overflow, position <= objectAreaEnd - header - size else { return false }
     position += header + size
     next += 1
     return true

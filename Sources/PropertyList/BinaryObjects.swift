@@ -38,6 +38,13 @@ public struct BinaryObjects {
     self.referenceWidth = referenceWidth
   }
 
+  /// Where an object starts, from the offset table: any index below the object count, read or
+  /// not.
+  @inlinable @inline(__always)
+  public func offset(_ object: Int) -> Int {
+    objectOffsets[object]
+  }
+
   @inlinable @inline(__always)
   func marker(_ object: Int) -> UInt8 {
     base.load(fromByteOffset: objectOffsets[object], as: UInt8.self)
@@ -151,7 +158,7 @@ public struct BinaryObjects {
   }
 
   /// The bytes of an ASCII string object, or nil for a UTF-16 one.
-  @inlinable
+  @inlinable @inline(__always)
   public func asciiBytes(_ object: Int) -> UnsafeRawBufferPointer? {
     guard marker(object) >> 4 == 0x5 else { return nil }
     let (count, start) = contents(object)
