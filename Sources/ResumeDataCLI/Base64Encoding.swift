@@ -7,15 +7,6 @@ import PropertyList
 /// accepts padding in the middle (`QU=D`) or piled up at the end (`QUJD====`), so a damaged
 /// record would decode to other bytes instead of being reported.
 enum Base64Encoding {
-  /// Appends the base64 of `data` to `out`: `batch` writes it straight into a result's line.
-  static func encode(_ data: Data, appendingTo out: inout [UInt8]) {
-    let start = out.count
-    out.append(contentsOf: repeatElement(0, count: Base64Groups.encodedCount(data.count)))
-    out.withUnsafeMutableBytes { out in
-      data.withUnsafeBytes { Base64Groups.encode($0, into: out.baseAddress! + start) }
-    }
-  }
-
   /// Why a text is not base64, and at which character (0-based).
   struct DecodingError: Error, Equatable {
     /// The offset of the first character that is wrong (the text's length when it is cut short).

@@ -256,7 +256,7 @@ struct BatchRunner: Sendable {
     buffer.reserveCapacity(results.reduce(0) { $0 + $1.line.count + 1 })
     var allOk = true
     for result in results {
-      buffer.append(contentsOf: result.line)
+      buffer.append(result.line)
       buffer.append(UInt8(ascii: "\n"))
       allOk = allOk && result.ok
     }

@@ -8,7 +8,7 @@ struct BatchProcessor: Sendable {
   /// One line's result.
   struct Result: Sendable {
     /// The result as one line of JSON (UTF-8), without its line break.
-    var line: [UInt8]
+    var line: Data
     /// Whether the record was ok (counts toward the exit status).
     var ok: Bool
   }
@@ -290,21 +290,39 @@ private struct BatchResultObject {
       json.null()
     }
     json.endObject()
-    return BatchProcessor.Result(line: json.bytes, ok: error == nil)
+    return BatchProcessor.Result(line: json.finish(), ok: error == nil)
   }
 }
 
 /// JSON on one line, as NDJSON needs it, written as UTF-8 bytes field by field: building it as a
 /// `String` cost as much as a record's repair.
-struct JSONLine {
-  /// The text so far.
-  private(set) var bytes: [UInt8] = []
+///
+/// Its own memory rather than an array's: an array's appends check uniqueness and capacity on
+/// every call and copy through a generic path, which cost more than the rest of the line.
+struct JSONLine: ~Copyable {
+  private var start: UnsafeMutableRawPointer
+  private var count = 0
+  private var capacity: Int
   // A value was just completed: the next key or element needs a comma first.
   private var needsComma = false
 
   /// An empty line with room for `capacity` bytes.
   init(capacity: Int) {
-    bytes.reserveCapacity(capacity)
+    self.capacity = max(capacity, 64)
+    // `malloc`, so that `finish` can hand the memory to `Data` to free.
+    start = malloc(self.capacity)!
+  }
+
+  deinit { free(start) }
+
+  /// The text so far.
+  var bytes: [UInt8] { Array(UnsafeRawBufferPointer(start: start, count: count)) }
+
+  /// The line, in the memory it was written in.
+  consuming func finish() -> Data {
+    let data = Data(bytesNoCopy: start, count: count, deallocator: .free)
+    discard self
+    return data
   }
 
   mutating func beginObject() { open(UInt8(ascii: "{")) }
@@ -314,11 +332,13 @@ struct JSONLine {
 
   /// An object's key (a name that needs no escaping), before its value.
   mutating func key(_ name: StaticString) {
-    separate()
-    bytes.append(UInt8(ascii: "\""))
-    name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-    bytes.append(UInt8(ascii: "\""))
-    bytes.append(UInt8(ascii: ":"))
+    let length = name.utf8CodeUnitCount
+    reserve(length &+ 4)
+    if needsComma { put(UInt8(ascii: ",")) }
+    put(UInt8(ascii: "\""))
+    put(name.utf8Start, length)
+    put(UInt8(ascii: "\""))
+    put(UInt8(ascii: ":"))
     needsComma = false
   }
 
@@ -330,53 +350,75 @@ struct JSONLine {
 
   /// A value that is JSON already.
   mutating func raw(_ json: String) {
-    separate()
-    bytes.append(contentsOf: json.utf8)
+    var json = json
+    json.withUTF8 { utf8 in
+      reserve(utf8.count &+ 1)
+      separate()
+      put(utf8.baseAddress!, utf8.count)
+    }
     needsComma = true
   }
 
-  mutating func null() { raw("null") }
+  /// A value that is JSON already and needs no allocation (`null`, `true`).
+  private mutating func raw(_ json: StaticString) {
+    reserve(json.utf8CodeUnitCount &+ 1)
+    separate()
+    put(json.utf8Start, json.utf8CodeUnitCount)
+    needsComma = true
+  }
+
+  mutating func null() { raw("null" as StaticString) }
   mutating func number(_ value: Int) { raw(String(value)) }
 
   /// `true`, `false`, or `null` when absent.
   mutating func bool(_ value: Bool?) {
-    raw(value.map { $0 ? "true" : "false" } ?? "null")
+    switch value {
+    case true?: raw("true" as StaticString)
+    case false?: raw("false" as StaticString)
+    case nil: null()
+    }
   }
 
   /// A string, quoted and escaped (RFC 8259), or `null` when absent.
   mutating func string(_ value: String?) {
     guard var value else { return null() }
-    separate()
-    bytes.append(UInt8(ascii: "\""))
     value.withUTF8 { utf8 in
+      reserve(utf8.count &+ 3)
+      separate()
+      put(UInt8(ascii: "\""))
       let plain = !utf8.contains {
         $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\")
       }
       if plain {
-        bytes.append(contentsOf: utf8)
+        put(utf8.baseAddress!, utf8.count)
       } else {
         for byte in utf8 { appendEscaped(byte) }
       }
+      reserve(1)
+      put(UInt8(ascii: "\""))
     }
-    bytes.append(UInt8(ascii: "\""))
     needsComma = true
   }
 
   /// Bytes as a base64 string.
   mutating func base64(_ data: Data) {
+    let length = Base64Groups.encodedCount(data.count)
+    reserve(length &+ 3)
     separate()
-    bytes.append(UInt8(ascii: "\""))
-    Base64Encoding.encode(data, appendingTo: &bytes)
-    bytes.append(UInt8(ascii: "\""))
+    put(UInt8(ascii: "\""))
+    data.withUnsafeBytes { Base64Groups.encode($0, into: start + count) }
+    count &+= length
+    put(UInt8(ascii: "\""))
     needsComma = true
   }
 
   /// Base64 text (which needs no escapes), as a string.
   mutating func base64(text: ArraySlice<UInt8>) {
+    reserve(text.count &+ 3)
     separate()
-    bytes.append(UInt8(ascii: "\""))
-    bytes.append(contentsOf: text)
-    bytes.append(UInt8(ascii: "\""))
+    put(UInt8(ascii: "\""))
+    text.withUnsafeBytes { put($0.baseAddress!, $0.count) }
+    put(UInt8(ascii: "\""))
     needsComma = true
   }
 
@@ -394,37 +436,66 @@ struct JSONLine {
     endArray()
   }
 
+  // MARK: Writing
+
+  /// Makes room for `more` bytes after the text.
+  private mutating func reserve(_ more: Int) {
+    guard capacity &- count < more else { return }
+    capacity = max(capacity * 2, count + more)
+    start = realloc(start, capacity)!
+  }
+
+  // The writers below assume the room is reserved.
+  private mutating func put(_ byte: UInt8) {
+    start.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+    count &+= 1
+  }
+
+  private mutating func put(_ bytes: UnsafeRawPointer, _ length: Int) {
+    (start + count).copyMemory(from: bytes, byteCount: length)
+    count &+= length
+  }
+
   private mutating func separate() {
-    if needsComma { bytes.append(UInt8(ascii: ",")) }
+    if needsComma { put(UInt8(ascii: ",")) }
   }
 
   private mutating func open(_ bracket: UInt8) {
+    reserve(2)
     separate()
-    bytes.append(bracket)
+    put(bracket)
     needsComma = false
   }
 
   private mutating func close(_ bracket: UInt8) {
-    bytes.append(bracket)
+    reserve(1)
+    put(bracket)
     needsComma = true
   }
 
   // One UTF-8 byte of a string that needs escapes: multi-byte characters pass through whole.
   private mutating func appendEscaped(_ byte: UInt8) {
+    reserve(6)
+    let hex: StaticString = "0123456789abcdef"
     switch byte {
     case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-      bytes.append(contentsOf: [UInt8(ascii: "\\"), byte])
-    case UInt8(ascii: "\n"): bytes.append(contentsOf: Array("\\n".utf8))
-    case UInt8(ascii: "\r"): bytes.append(contentsOf: Array("\\r".utf8))
-    case UInt8(ascii: "\t"): bytes.append(contentsOf: Array("\\t".utf8))
-    case 0x08: bytes.append(contentsOf: Array("\\b".utf8))
-    case 0x0C: bytes.append(contentsOf: Array("\\f".utf8))
+      put(UInt8(ascii: "\\"))
+      put(byte)
+    case UInt8(ascii: "\n"): escape(UInt8(ascii: "n"))
+    case UInt8(ascii: "\r"): escape(UInt8(ascii: "r"))
+    case UInt8(ascii: "\t"): escape(UInt8(ascii: "t"))
+    case 0x08: escape(UInt8(ascii: "b"))
+    case 0x0C: escape(UInt8(ascii: "f"))
     case 0..<0x20:
-      let hex = Array("0123456789abcdef".utf8)
-      bytes.append(contentsOf: Array("\\u00".utf8))
-      bytes.append(hex[Int(byte >> 4)])
-      bytes.append(hex[Int(byte & 0xF)])
-    default: bytes.append(byte)
+      put(("\\u00" as StaticString).utf8Start, 4)
+      put(hex.utf8Start[Int(byte >> 4)])
+      put(hex.utf8Start[Int(byte & 0xF)])
+    default: put(byte)
     }
+  }
+
+  private mutating func escape(_ letter: UInt8) {
+    put(UInt8(ascii: "\\"))
+    put(letter)
   }
 }

@@ -566,11 +566,11 @@ struct BatchPipelineTests {
 /// `batch`'s own base64 encoder against Foundation's, whose output it replaces byte for byte.
 @Suite("Batch base64 encoding")
 struct BatchBase64Tests {
-  /// The base64 of `data` as a result line gets it, alone.
+  /// The base64 of `data` as a result line gets it, alone (without its quotes).
   func encoded(_ data: Data) -> Data {
-    var line: [UInt8] = []
-    Base64Encoding.encode(data, appendingTo: &line)
-    return Data(line)
+    var line = JSONLine(capacity: 0)
+    line.base64(data)
+    return Data(line.bytes.dropFirst().dropLast())
   }
 
   @Test("Every length from 0 to 300, of scrambled bytes, encodes as Foundation encodes it")
@@ -649,13 +649,18 @@ struct BatchBase64Tests {
     }
   }
 
-  @Test("Encoding appends after what the line already holds")
+  @Test("Encoding appends after what the line already holds, growing it from its least room")
   func encodeAppends() {
-    for length in 0...20 {
+    for length in [0, 1, 2, 20, 47, 48, 49, 200] {
       let data = Data((0..<length).map { UInt8(truncatingIfNeeded: 255 &- $0 &* 13) })
-      var line = Array("{\"blob\":\"".utf8)
-      Base64Encoding.encode(data, appendingTo: &line)
-      #expect(line == Array("{\"blob\":\"".utf8) + Array(data.base64EncodedData()))
+      var line = JSONLine(capacity: 0)
+      line.beginObject()
+      line.key("blob")
+      line.base64(data)
+      line.endObject()
+      #expect(
+        line.finish()
+          == Data("{\"blob\":\"".utf8) + data.base64EncodedData() + Data("\"}".utf8))
     }
   }
 
