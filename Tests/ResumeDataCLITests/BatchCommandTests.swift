@@ -702,6 +702,37 @@ struct JSONLineTests {
     #expect(decoded as? String == text)
   }
 
+  @Test("The escape test finds any byte JSON escapes, wherever it stands, and nothing else")
+  func escapeTest() {
+    // Each byte value at each position of texts of 0 to 19 otherwise plain bytes.
+    for length in 1..<20 {
+      for position in 0..<length {
+        for value in 0...255 {
+          var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+          bytes[position] = UInt8(value)
+          let expected = value < 0x20 || value == 0x22 || value == 0x5C
+          let found = bytes.withUnsafeBytes { JSONLine.needsEscapes($0) }
+          #expect(found == expected, "byte \(value) at \(position) of \(length)")
+        }
+      }
+    }
+    #expect(!JSONLine.needsEscapes(UnsafeRawBufferPointer(start: nil, count: 0)))
+  }
+
+  @Test(
+    "Numbers are written as Swift writes them",
+    arguments: [
+      0, 1, -1, 9, 10, -10, 99, 100, 12_345, Int(Int32.max), Int.max, Int.min, Int.min + 1,
+    ])
+  func numbers(_ value: Int) {
+    var line = JSONLine(capacity: 0)
+    line.beginArray()
+    line.number(value)
+    line.number(value)
+    line.endArray()
+    #expect(String(decoding: line.bytes, as: UTF8.self) == "[\(value),\(value)]")
+  }
+
   @Test("Commas go between fields and elements, never after an opening bracket or a key")
   func separators() {
     var line = JSONLine(capacity: 0)
