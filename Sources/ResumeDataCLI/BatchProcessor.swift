@@ -315,9 +315,6 @@ struct JSONLine: ~Copyable {
 
   deinit { free(start) }
 
-  /// The text so far.
-  var bytes: [UInt8] { Array(UnsafeRawBufferPointer(start: start, count: count)) }
-
   /// The line, in the memory it was written in.
   consuming func finish() -> Data {
     let data = Data(bytesNoCopy: start, count: count, deallocator: .free)
@@ -354,7 +351,7 @@ struct JSONLine: ~Copyable {
     json.withUTF8 { utf8 in
       reserve(utf8.count &+ 1)
       separate()
-      put(utf8.baseAddress!, utf8.count)
+      put(UnsafeRawBufferPointer(utf8))
     }
     needsComma = true
   }
@@ -407,7 +404,7 @@ struct JSONLine: ~Copyable {
       separate()
       put(UInt8(ascii: "\""))
       if !Self.needsEscapes(UnsafeRawBufferPointer(utf8)) {
-        put(utf8.baseAddress!, utf8.count)
+        put(UnsafeRawBufferPointer(utf8))
       } else {
         for byte in utf8 { appendEscaped(byte) }
       }
@@ -434,7 +431,7 @@ struct JSONLine: ~Copyable {
     reserve(text.count &+ 3)
     separate()
     put(UInt8(ascii: "\""))
-    text.withUnsafeBytes { put($0.baseAddress!, $0.count) }
+    text.withUnsafeBytes { put($0) }
     put(UInt8(ascii: "\""))
     needsComma = true
   }
@@ -471,6 +468,12 @@ struct JSONLine: ~Copyable {
   private mutating func put(_ bytes: UnsafeRawPointer, _ length: Int) {
     (start + count).copyMemory(from: bytes, byteCount: length)
     count &+= length
+  }
+
+  private mutating func put(_ bytes: UnsafeRawBufferPointer) {
+    // An empty buffer may have no address.
+    guard let base = bytes.baseAddress else { return }
+    put(base, bytes.count)
   }
 
   private mutating func separate() {
