@@ -1,11 +1,10 @@
 import Foundation
 import PropertyList
 
-/// Base64 as `Data.base64EncodedData()` writes it (RFC 4648's alphabet, padded, on one line),
-/// for `batch`, which writes a blob's base64 into every result: Foundation's encoder cost about a
-/// tenth of a record's time there. And a strict decoder for the blobs it reads: Foundation's
-/// accepts padding in the middle (`QU=D`) or piled up at the end (`QUJD====`), so a damaged
-/// record would decode to other bytes instead of being reported.
+/// A strict base64 decoder for the blobs `batch` reads: Foundation's accepts padding in the
+/// middle (`QU=D`) or piled up at the end (`QUJD====`), so a damaged record would decode to other
+/// bytes instead of being reported. (Results are encoded by `JSONLine.base64`, as
+/// `Data.base64EncodedData()` writes them: Foundation's encoder cost a tenth of a record's time.)
 enum Base64Encoding {
   /// Why a text is not base64, and at which character (0-based).
   struct DecodingError: Error, Equatable {
