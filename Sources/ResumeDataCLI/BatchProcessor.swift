@@ -331,7 +331,7 @@ struct JSONLine: ~Copyable {
   mutating func key(_ name: StaticString) {
     let length = name.utf8CodeUnitCount
     reserve(length &+ 4)
-    if needsComma { put(UInt8(ascii: ",")) }
+    separate()
     put(UInt8(ascii: "\""))
     put(name.utf8Start, length)
     put(UInt8(ascii: "\""))
