@@ -74,6 +74,36 @@ struct ResumeFastPathTests {
     #expect(!blob.isReadInPlace)
   }
 
+  @Test("A blob whose top object is read from a copy of its bytes elsewhere is encoded afresh")
+  func containerMovedInTheOffsetTable() throws {
+    // The envelope dictionary (object 0) is written at offset 8: a marker and its references.
+    var blob = try ResumeData(decoding: fixture("resume/keyed-v4.archive"))
+    try blob.setEntry("Pad", .data(Data(count: 9)))
+    let sized = try blob.encoded()
+    #expect(sized[8] == 0xD4 && sized[sized.count - 25] == 1, "four entries, 1-byte references")
+    let top = sized[8..<17]
+    // The same blob with a data value holding a copy of those bytes: the writer's own encoding.
+    try blob.setEntry("Pad", .data(Data(top)))
+    let canonical = try blob.encoded()
+    #expect(canonical[8..<17] == top)
+    let marker = try #require(
+      (0..<(canonical.count - 10)).first {
+        canonical[$0] == 0x49 && canonical[($0 + 1)..<($0 + 10)] == top
+      })
+    // Every byte where the writer puts it, but the offset table sends object 0 to the copy.
+    var moved = canonical
+    let offsetSize = Int(moved[moved.count - 26])
+    let table = Int(moved[(moved.count - 8)...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+    for index in 0..<offsetSize {
+      moved[table + index] = UInt8(
+        truncatingIfNeeded: (marker + 1) >> (8 * (offsetSize - 1 - index)))
+    }
+    let read = try ResumeData(decoding: moved)
+    #expect(read.isReadInPlace)
+    #expect(read.entries == blob.entries)
+    #expect(try read.encoded() == canonical)
+  }
+
   @Test("Every truncation of a keyed blob reads the same on both paths")
   func truncations() throws {
     let data = try fixture("resume/keyed-v4.archive")
