@@ -74,29 +74,40 @@ struct ResumeFastPathTests {
     #expect(!blob.isReadInPlace)
   }
 
-  @Test("A blob whose top object is read from a copy of its bytes elsewhere is encoded afresh")
-  func containerMovedInTheOffsetTable() throws {
-    // The envelope dictionary (object 0) is written at offset 8: a marker and its references.
+  @Test(
+    "A blob whose offset table sends an object to a copy of its bytes elsewhere is encoded afresh",
+    arguments: [
+      ("the envelope dictionary", UInt8(0xD4)), ("a UID", UInt8(0x80)),
+    ])
+  func objectMovedInTheOffsetTable(_ name: String, marker: UInt8) throws {
+    // The same blob twice, with a 9-byte data value: first zeros, to find the object where the
+    // writer puts it; then a copy of the object's bytes, the writer's own encoding of that blob.
     var blob = try ResumeData(decoding: fixture("resume/keyed-v4.archive"))
     try blob.setEntry("Pad", .data(Data(count: 9)))
     let sized = try blob.encoded()
-    #expect(sized[8] == 0xD4 && sized[sized.count - 25] == 1, "four entries, 1-byte references")
-    let top = sized[8..<17]
-    // The same blob with a data value holding a copy of those bytes: the writer's own encoding.
-    try blob.setEntry("Pad", .data(Data(top)))
+    func integer(_ bytes: Data.SubSequence) -> Int {
+      Int(bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+    }
+    let offsetSize = Int(sized[sized.count - 26])
+    let table = integer(sized[(sized.count - 8)...])
+    let offsets = (0..<integer(sized[(sized.count - 24)..<(sized.count - 16)])).map { index in
+      integer(sized[(table + index * offsetSize)..<(table + (index + 1) * offsetSize)])
+    }
+    let moving = try #require(offsets.indices.first { sized[offsets[$0]] == marker }, "\(name)")
+    let copy = sized[offsets[moving]..<offsets[moving + 1]]
+    try blob.setEntry("Pad", .data(copy + Data(count: 9 - copy.count)))
     let canonical = try blob.encoded()
-    #expect(canonical[8..<17] == top)
-    let marker = try #require(
-      (0..<(canonical.count - 10)).first {
-        canonical[$0] == 0x49 && canonical[($0 + 1)..<($0 + 10)] == top
-      })
-    // Every byte where the writer puts it, but the offset table sends object 0 to the copy.
+    #expect(canonical[offsets[moving]..<offsets[moving + 1]] == copy)
+    let payload =
+      try #require(
+        (0..<(canonical.count - copy.count)).first {
+          canonical[$0] == 0x49 && canonical[($0 + 1)..<($0 + 1 + copy.count)] == copy
+        }) + 1
+    // Every byte where the writer puts it, but the offset table sends the object to the copy.
     var moved = canonical
-    let offsetSize = Int(moved[moved.count - 26])
-    let table = Int(moved[(moved.count - 8)...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
     for index in 0..<offsetSize {
-      moved[table + index] = UInt8(
-        truncatingIfNeeded: (marker + 1) >> (8 * (offsetSize - 1 - index)))
+      moved[table + moving * offsetSize + index] = UInt8(
+        truncatingIfNeeded: payload >> (8 * (offsetSize - 1 - index)))
     }
     let read = try ResumeData(decoding: moved)
     #expect(read.isReadInPlace)
