@@ -85,9 +85,7 @@ struct ResumeFastPathTests {
     var blob = try ResumeData(decoding: fixture("resume/keyed-v4.archive"))
     try blob.setEntry("Pad", .data(Data(count: 9)))
     let sized = try blob.encoded()
-    func integer(_ bytes: Data.SubSequence) -> Int {
-      Int(bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
-    }
+    let integer = Self.bigEndian
     let offsetSize = Int(sized[sized.count - 26])
     let table = integer(sized[(sized.count - 8)...])
     let offsets = (0..<integer(sized[(sized.count - 24)..<(sized.count - 16)])).map { index in
@@ -113,6 +111,26 @@ struct ResumeFastPathTests {
     #expect(read.isReadInPlace)
     #expect(read.entries == blob.entries)
     #expect(try read.encoded() == canonical)
+  }
+
+  @Test("A blob with bytes between its last object and its offset table is encoded afresh")
+  func bytesBeforeTheOffsetTable() throws {
+    // The fixture is its own encoding (see `encodedInPlace`).
+    let canonical = try fixture("resume/keyed-v4.archive")
+    let table = Self.bigEndian(canonical[(canonical.count - 8)...])
+    var padded = canonical
+    padded.insert(contentsOf: [0, 0, 0, 0], at: table)
+    for index in 0..<8 {
+      padded[padded.count - 8 + index] = UInt8(truncatingIfNeeded: (table + 4) >> (56 - 8 * index))
+    }
+    let read = try ResumeData(decoding: padded)
+    #expect(read.isReadInPlace)
+    #expect(try read.encoded() == canonical)
+  }
+
+  /// A big-endian unsigned integer.
+  private static func bigEndian(_ bytes: Data.SubSequence) -> Int {
+    Int(bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
   }
 
   @Test("Every truncation of a keyed blob reads the same on both paths")
