@@ -128,6 +128,39 @@ struct ResumeFastPathTests {
     #expect(try read.encoded() == canonical)
   }
 
+  @Test("A blob that names a class by another string of the same text is encoded afresh")
+  func classNamedByAnotherString() throws {
+    // An entry whose value is the root's class name puts a string of that text among the
+    // archive's objects, beside the constant its class dictionary names twice ($classname, and
+    // first in $classes).
+    var blob = try ResumeData(decoding: fixture("resume/keyed-v4.archive"))
+    try blob.setEntry("Class", .string("NSMutableDictionary"))
+    let canonical = try blob.encoded()
+    let table = Self.bigEndian(canonical[(canonical.count - 8)...])
+    let offsetSize = Int(canonical[canonical.count - 26])
+    #expect(canonical[canonical.count - 25] == 1, "1-byte references")
+    let offsets = (0..<Self.bigEndian(canonical[(canonical.count - 24)..<(canonical.count - 16)]))
+      .map {
+        Self.bigEndian(canonical[(table + $0 * offsetSize)..<(table + ($0 + 1) * offsetSize)])
+      }
+    let text = Data([0x5F, 0x10, 19]) + Data("NSMutableDictionary".utf8)
+    let strings = offsets.indices.filter {
+      canonical[offsets[$0]..<(offsets[$0] + text.count)] == text
+    }
+    #expect(strings.count == 2)
+    // The $classes array: NSMutableDictionary, NSDictionary, NSObject.
+    let classes = try #require(offsets.first { canonical[$0] == 0xA3 })
+    let constant = Int(canonical[classes + 1])
+    let other = try #require(strings.first { $0 != constant })
+    #expect(strings.contains(constant))
+    var renamed = canonical
+    renamed[classes + 1] = UInt8(other)
+    let read = try ResumeData(decoding: renamed)
+    #expect(read.isReadInPlace)
+    #expect(read.entries == blob.entries)
+    #expect(try read.encoded() == canonical)
+  }
+
   /// A big-endian unsigned integer.
   private static func bigEndian(_ bytes: Data.SubSequence) -> Int {
     Int(bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
