@@ -161,6 +161,39 @@ struct ResumeFastPathTests {
     #expect(try read.encoded() == canonical)
   }
 
+  @Test("A blob that refers to a repeated UID by its own copy is encoded afresh")
+  func uidNamedByItsCopy() throws {
+    // Two entries holding the same string refer to one object, through two UIDs of one value: the
+    // writer writes both UIDs but refers to the first twice.
+    var blob = try ResumeData(decoding: fixture("resume/keyed-v4.archive"))
+    try blob.setEntry("First", .string("same"))
+    try blob.setEntry("Second", .string("same"))
+    let canonical = try blob.encoded()
+    let table = Self.bigEndian(canonical[(canonical.count - 8)...])
+    let offsetSize = Int(canonical[canonical.count - 26])
+    #expect(canonical[canonical.count - 25] == 1, "1-byte references")
+    let offsets = (0..<Self.bigEndian(canonical[(canonical.count - 24)..<(canonical.count - 16)]))
+      .map {
+        Self.bigEndian(canonical[(table + $0 * offsetSize)..<(table + ($0 + 1) * offsetSize)])
+      }
+    let uids = offsets.indices.filter { canonical[offsets[$0]] == 0x80 }
+    let (first, copy) = try #require(
+      uids.lazy.flatMap { first in
+        uids.filter { $0 > first && canonical[offsets[$0] + 1] == canonical[offsets[first] + 1] }
+          .map { (first, $0) }
+      }.first)
+    // The NS.objects array refers to the first twice; make its second reference name the copy.
+    let slots = offsets.filter { canonical[$0] >> 4 == 0xA && canonical[$0] & 0x0F != 0x0F }
+      .flatMap { array in (0..<Int(canonical[array] & 0x0F)).map { array + 1 + $0 } }
+    let slot = try #require(slots.filter { canonical[$0] == first }.dropFirst().first)
+    var renamed = canonical
+    renamed[slot] = UInt8(copy)
+    let read = try ResumeData(decoding: renamed)
+    #expect(read.isReadInPlace)
+    #expect(read.entries == blob.entries)
+    #expect(try read.encoded() == canonical)
+  }
+
   /// A big-endian unsigned integer.
   private static func bigEndian(_ bytes: Data.SubSequence) -> Int {
     Int(bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
