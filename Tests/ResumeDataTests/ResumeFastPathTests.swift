@@ -85,12 +85,7 @@ struct ResumeFastPathTests {
     var blob = try ResumeData(decoding: fixture("resume/keyed-v4.archive"))
     try blob.setEntry("Pad", .data(Data(count: 9)))
     let sized = try blob.encoded()
-    let integer = Self.bigEndian
-    let offsetSize = Int(sized[sized.count - 26])
-    let table = integer(sized[(sized.count - 8)...])
-    let offsets = (0..<integer(sized[(sized.count - 24)..<(sized.count - 16)])).map { index in
-      integer(sized[(table + index * offsetSize)..<(table + (index + 1) * offsetSize)])
-    }
+    let (offsets, table, offsetSize) = Self.layout(sized)
     let moving = try #require(offsets.indices.first { sized[offsets[$0]] == marker }, "\(name)")
     let copy = sized[offsets[moving]..<offsets[moving + 1]]
     try blob.setEntry("Pad", .data(copy + Data(count: 9 - copy.count)))
@@ -136,13 +131,7 @@ struct ResumeFastPathTests {
     var blob = try ResumeData(decoding: fixture("resume/keyed-v4.archive"))
     try blob.setEntry("Class", .string("NSMutableDictionary"))
     let canonical = try blob.encoded()
-    let table = Self.bigEndian(canonical[(canonical.count - 8)...])
-    let offsetSize = Int(canonical[canonical.count - 26])
-    #expect(canonical[canonical.count - 25] == 1, "1-byte references")
-    let offsets = (0..<Self.bigEndian(canonical[(canonical.count - 24)..<(canonical.count - 16)]))
-      .map {
-        Self.bigEndian(canonical[(table + $0 * offsetSize)..<(table + ($0 + 1) * offsetSize)])
-      }
+    let offsets = Self.layout(canonical).offsets
     let text = Data([0x5F, 0x10, 19]) + Data("NSMutableDictionary".utf8)
     let strings = offsets.indices.filter {
       canonical[offsets[$0]..<(offsets[$0] + text.count)] == text
@@ -169,13 +158,7 @@ struct ResumeFastPathTests {
     try blob.setEntry("First", .string("same"))
     try blob.setEntry("Second", .string("same"))
     let canonical = try blob.encoded()
-    let table = Self.bigEndian(canonical[(canonical.count - 8)...])
-    let offsetSize = Int(canonical[canonical.count - 26])
-    #expect(canonical[canonical.count - 25] == 1, "1-byte references")
-    let offsets = (0..<Self.bigEndian(canonical[(canonical.count - 24)..<(canonical.count - 16)]))
-      .map {
-        Self.bigEndian(canonical[(table + $0 * offsetSize)..<(table + ($0 + 1) * offsetSize)])
-      }
+    let offsets = Self.layout(canonical).offsets
     let uids = offsets.indices.filter { canonical[offsets[$0]] == 0x80 }
     let (first, copy) = try #require(
       uids.lazy.flatMap { first in
@@ -197,6 +180,18 @@ struct ResumeFastPathTests {
   /// A big-endian unsigned integer.
   private static func bigEndian(_ bytes: Data.SubSequence) -> Int {
     Int(bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+  }
+
+  /// Where a binary plist's objects start, read from its offset table, and where that table is
+  /// and how wide its entries are; it must use 1-byte references, as the tests' edits assume.
+  private static func layout(_ plist: Data) -> (offsets: [Int], table: Int, offsetSize: Int) {
+    #expect(plist[plist.count - 25] == 1, "1-byte references")
+    let offsetSize = Int(plist[plist.count - 26])
+    let table = bigEndian(plist[(plist.count - 8)...])
+    let offsets = (0..<bigEndian(plist[(plist.count - 24)..<(plist.count - 16)])).map {
+      bigEndian(plist[(table + $0 * offsetSize)..<(table + ($0 + 1) * offsetSize)])
+    }
+    return (offsets, table, offsetSize)
   }
 
   @Test("Every truncation of a keyed blob reads the same on both paths")
