@@ -403,7 +403,7 @@ struct JSONLine: ~Copyable {
       reserve(utf8.count &+ 3)
       separate()
       put(UInt8(ascii: "\""))
-      if !Self.needsEscapes(UnsafeRawBufferPointer(utf8)) {
+      if !jsonNeedsEscapes(UnsafeRawBufferPointer(utf8)) {
         put(UnsafeRawBufferPointer(utf8))
       } else {
         for byte in utf8 { appendEscaped(byte) }
@@ -491,32 +491,6 @@ struct JSONLine: ~Copyable {
     reserve(1)
     put(bracket)
     needsComma = true
-  }
-
-  /// Whether UTF-8 text holds a byte JSON must escape (a control character, `"` or `\\`): eight
-  /// bytes a step, as a string's bytes were the slowest part of a line.
-  static func needsEscapes(_ text: UnsafeRawBufferPointer) -> Bool {
-    let ones: UInt64 = 0x0101_0101_0101_0101
-    let highs: UInt64 = 0x8080_8080_8080_8080
-    // Whether a byte of `word` is zero (exactly: a borrow only runs on from a zero byte).
-    func hasZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
-    var position = 0
-    while text.count &- position >= 8 {
-      let word = text.loadUnaligned(fromByteOffset: position, as: UInt64.self)
-      // A byte below 0x20; a byte equal to 0x22; a byte equal to 0x5C.
-      if (word &- ones &* 0x20) & ~word & highs != 0 || hasZero(word ^ (ones &* 0x22))
-        || hasZero(word ^ (ones &* 0x5C))
-      {
-        return true
-      }
-      position &+= 8
-    }
-    while position < text.count {
-      let byte = text[position]
-      if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
-      position &+= 1
-    }
-    return false
   }
 
   // One UTF-8 byte of a string that needs escapes: multi-byte characters pass through whole.
