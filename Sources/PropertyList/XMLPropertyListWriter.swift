@@ -182,6 +182,7 @@ public struct XMLPropertyListWriter: Sendable {
     let length =
       fullLines * fullLine + (rest > 0 ? indent + Base64Groups.encodedCount(rest) + 1 : 0)
     let start = out.count
+    // Filled with tabs: each line's indent is then in place, and the loop writes the rest.
     out.append(contentsOf: repeatElement(0x09, count: length))
     out.withUnsafeMutableBytes { out in
       data.withUnsafeBytes { bytes in

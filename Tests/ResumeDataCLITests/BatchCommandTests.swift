@@ -566,6 +566,12 @@ struct BatchPipelineTests {
 /// `batch`'s own base64 encoder against Foundation's, whose output it replaces byte for byte.
 @Suite("Batch base64 encoding")
 struct BatchBase64Tests {
+  /// `length` bytes in which every byte value turns up: a multiplicative scramble of the position
+  /// and the length.
+  func scrambled(_ length: Int, shift: Int = 5) -> Data {
+    Data((0..<length).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761 &+ length) >> shift) })
+  }
+
   /// The base64 of `data` as a result line gets it, alone (without its quotes).
   func encoded(_ data: Data) -> Data {
     var line = JSONLine(capacity: 0)
@@ -576,9 +582,7 @@ struct BatchBase64Tests {
   @Test("Every length from 0 to 300, of scrambled bytes, encodes as Foundation encodes it")
   func matchesFoundation() {
     for length in 0...300 {
-      // Every byte value turns up: a multiplicative scramble of the position and the length.
-      let data = Data(
-        (0..<length).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761 &+ length) >> 5) })
+      let data = scrambled(length)
       #expect(encoded(data) == data.base64EncodedData(), "length \(length)")
     }
   }
@@ -586,8 +590,7 @@ struct BatchBase64Tests {
   @Test("Every length from 0 to 300 decodes back, as Foundation decodes it")
   func decodesAsFoundation() throws {
     for length in 0...300 {
-      let data = Data(
-        (0..<length).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761 &+ length) >> 5) })
+      let data = scrambled(length)
       let text = data.base64EncodedData()
       #expect(try Base64Encoding.decode(text).get() == data, "length \(length)")
       #expect(Data(base64Encoded: text) == data)
@@ -620,8 +623,7 @@ struct BatchBase64Tests {
   @Test("The fast decoder takes every canonical text, to the strict decoder's bytes")
   func canonicalFastPath() throws {
     for length in 1...300 {
-      let data = Data(
-        (0..<length).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761 &+ length) >> 3) })
+      let data = scrambled(length, shift: 3)
       let text = data.base64EncodedData()
       let fast = text.withUnsafeBytes { Base64Encoding.decodeCanonical($0) }
       #expect(fast == data, "length \(length)")
@@ -704,19 +706,19 @@ struct JSONLineTests {
 
   @Test("The escape test finds any byte JSON escapes, wherever it stands, and nothing else")
   func escapeTest() {
-    // Each byte value at each position of texts of 0 to 19 otherwise plain bytes.
+    // Each byte value at each position of texts of 1 to 19 otherwise plain bytes.
     for length in 1..<20 {
       for position in 0..<length {
         for value in 0...255 {
           var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
           bytes[position] = UInt8(value)
           let expected = value < 0x20 || value == 0x22 || value == 0x5C
-          let found = bytes.withUnsafeBytes { JSONLine.needsEscapes($0) }
+          let found = bytes.withUnsafeBytes { jsonNeedsEscapes($0) }
           #expect(found == expected, "byte \(value) at \(position) of \(length)")
         }
       }
     }
-    #expect(!JSONLine.needsEscapes(UnsafeRawBufferPointer(start: nil, count: 0)))
+    #expect(!jsonNeedsEscapes(UnsafeRawBufferPointer(start: nil, count: 0)))
   }
 
   @Test(
