@@ -211,18 +211,17 @@ struct BatchRunner: Sendable {
     // written. Two in flight, so that the threads go straight on to the newer window while the
     // older one's last records finish, and while this thread reads (it shares the cores).
     var inFlight: [WindowInFlight] = []
-    var output = Data()
     let work = BatchWork(
       processor: BatchProcessor(settings: settings, input: input), threads: jobs)
     // The threads stop when the input is done, however this ends.
     defer { work.finish() }
     while true {
-      var window: [LineReader.Line] = []
-      var bytes = 0
+      var window = LineWindow()
       var readError: (any Error)?
       do {
-        while window.count < windowLines, bytes < Self.windowBytes, let line = try reader.next() {
-          if case .text(let text) = line { bytes += text.count }
+        while window.count < windowLines, window.bytes < Self.windowBytes,
+          let line = try reader.next()
+        {
           window.append(line)
         }
       } catch {
@@ -230,38 +229,32 @@ struct BatchRunner: Sendable {
         readError = error
       }
       if inFlight.count == 2 {
-        allOk = write(inFlight.removeFirst().results(), into: &output) && allOk
+        allOk = write(inFlight.removeFirst().results()) && allOk
       }
-      if !window.isEmpty {
+      let count = window.count
+      if count > 0 {
         inFlight.append(work.add(window, firstLine: lineNumber + 1))
       }
-      lineNumber += window.count
+      lineNumber += count
       if let readError {
-        for last in inFlight { _ = write(last.results(), into: &output) }
+        for last in inFlight { _ = write(last.results()) }
         throw CommandError(
           .unreadableInput, "cannot read: \(readError.localizedDescription)", file: input)
       }
-      if window.isEmpty {
-        for last in inFlight { allOk = write(last.results(), into: &output) && allOk }
+      if count == 0 {
+        for last in inFlight { allOk = write(last.results()) && allOk }
         return allOk
       }
     }
   }
 
-  /// Writes a window's results in order; whether every record was ok.
-  private func write(_ results: [BatchProcessor.Result], into buffer: inout Data) -> Bool {
-    // One buffer for every window, sized before the first append: grown line by line, it was
-    // reallocated (and copied) a dozen times per window.
-    buffer.removeAll(keepingCapacity: true)
-    buffer.reserveCapacity(results.reduce(0) { $0 + $1.line.count + 1 })
+  /// Writes a window's results, a run of lines at a time, in order; whether every record was ok.
+  private func write(_ results: [(lines: Data, ok: Bool)]) -> Bool {
     var allOk = true
-    for result in results {
-      buffer.append(result.line)
-      buffer.append(UInt8(ascii: "\n"))
-      allOk = allOk && result.ok
+    for run in results {
+      streams.writeStandardOutput(run.lines)
+      allOk = allOk && run.ok
     }
-    // Handed over as it is (the writer does not keep it), so its storage is reused next time.
-    streams.writeStandardOutput(buffer)
     return allOk
   }
 
@@ -281,14 +274,48 @@ struct BatchRunner: Sendable {
   }
 }
 
+/// Lines read for one window: ranges of the chunks they were read into.
+struct LineWindow {
+  /// The chunks the lines are in, in reading order.
+  private(set) var chunks: [ReadChunk] = []
+  /// Each line: the index of its chunk and its range there, or the length of a line too long.
+  private(set) var lines: [(chunk: Int, range: Range<Int>)] = []
+  /// Bytes of the lines.
+  private(set) var bytes = 0
+
+  /// Lines in the window.
+  var count: Int { lines.count }
+
+  /// Adds the next line.
+  mutating func append(_ line: LineReader.Line) {
+    switch line {
+    case .text(let chunk, let range):
+      if chunks.last !== chunk { chunks.append(chunk) }
+      lines.append((chunks.count - 1, range))
+      bytes += range.count
+    case .tooLong(let length):
+      // No chunk: its length where the range would be.
+      lines.append((-1, 0..<length))
+    }
+  }
+
+  /// Line `index`, as the processor takes it.
+  func line(_ index: Int) -> BatchProcessor.Line {
+    let line = lines[index]
+    guard line.chunk >= 0 else { return .tooLong(line.range.count) }
+    return .text(chunks[line.chunk].bytes(line.range))
+  }
+}
+
 /// The records of the windows in flight, and the threads that process them: `threads` of them
-/// for the whole run, each taking the next record in input order, from one window and then the
-/// next, so that no thread waits at a window's end while another still has records.
+/// for the whole run, each taking the next run of records in input order, from one window and then
+/// the next, so that no thread waits at a window's end while another still has records.
 private final class BatchWork: @unchecked Sendable {
   private let processor: BatchProcessor
+  private let threads: Int
   // Guards everything below it.
   private let condition = NSCondition()
-  // The windows with records not yet taken, oldest first, and the next record of the first.
+  // The windows with records not yet taken, oldest first, and the next run of the first.
   private var windows: [WindowInFlight] = []
   private var next = 0
   private var finished = false
@@ -296,14 +323,14 @@ private final class BatchWork: @unchecked Sendable {
 
   init(processor: BatchProcessor, threads: Int) {
     self.processor = processor
+    self.threads = threads
     // Threads of their own rather than blocks on a shared dispatch queue, whose pool may run
     // fewer of them at once than were asked for.
     for _ in 0..<threads {
       threadsDone.enter()
       let thread = Thread { [self] in
-        while let (window, index) = take() {
-          window.store(
-            processor.process(window.lines[index], line: window.firstLine + index), at: index)
+        while let (window, run) = take() {
+          window.store(window.process(run, with: processor), at: run)
         }
         threadsDone.leave()
       }
@@ -312,8 +339,8 @@ private final class BatchWork: @unchecked Sendable {
   }
 
   /// Queues a window's lines; its results come from `results()` on the window returned.
-  func add(_ lines: [LineReader.Line], firstLine: Int) -> WindowInFlight {
-    let window = WindowInFlight(lines, firstLine: firstLine)
+  func add(_ lines: LineWindow, firstLine: Int) -> WindowInFlight {
+    let window = WindowInFlight(lines, firstLine: firstLine, threads: threads)
     condition.withLock {
       windows.append(window)
       condition.broadcast()
@@ -330,38 +357,47 @@ private final class BatchWork: @unchecked Sendable {
     threadsDone.wait()
   }
 
-  /// The next record to process, waiting for one; nil once finished and none is left.
+  /// The next run of records to process, waiting for one; nil once finished and none is left.
   private func take() -> (WindowInFlight, Int)? {
     condition.lock()
     defer { condition.unlock() }
     while windows.isEmpty, !finished { condition.wait() }
     guard let window = windows.first else { return nil }
-    let index = next
+    let run = next
     next += 1
-    if next == window.lines.count {
+    if next == window.runs {
       windows.removeFirst()
       next = 0
     }
-    return (window, index)
+    return (window, run)
   }
 }
 
-/// A window being processed: each thread stores the result of each line it took, and the reader
-/// takes them all, in order, once the last is stored.
+/// A window being processed, in runs of consecutive records: each thread writes the results of
+/// the runs it took into one buffer a run, and the reader takes them all, in order, once the last
+/// is stored.
 private final class WindowInFlight: @unchecked Sendable {
-  let lines: [LineReader.Line]
-  let firstLine: Int
+  private let lines: LineWindow
+  private let firstLine: Int
+  /// Records in each run but perhaps the last.
+  private let runLength: Int
+  /// Runs in the window.
+  let runs: Int
   private let done = DispatchSemaphore(value: 0)
   private let remaining: Atomic<Int>
-  // Each slot is written by one thread (the one that took its index) and read only after the
-  // last store, whose decrement and signal order every write before the reads.
-  private let slots: UnsafeMutableBufferPointer<BatchProcessor.Result?>
+  // Each slot is written by one thread (the one that took its run) and read only after the last
+  // store, whose decrement and signal order every write before the reads.
+  private let slots: UnsafeMutableBufferPointer<(lines: Data, ok: Bool)?>
 
-  init(_ lines: [LineReader.Line], firstLine: Int) {
+  init(_ lines: LineWindow, firstLine: Int, threads: Int) {
+    // Runs long enough that a thread takes the lock, and a buffer is made and written, once per
+    // many records; short enough that every thread gets several runs of a small window.
+    runLength = max(1, min(16, lines.count / (threads * 4)))
+    runs = (lines.count + runLength - 1) / runLength
     self.lines = lines
     self.firstLine = firstLine
-    remaining = Atomic(lines.count)
-    slots = .allocate(capacity: lines.count)
+    remaining = Atomic(runs)
+    slots = .allocate(capacity: runs)
     slots.initialize(repeating: nil)
   }
 
@@ -370,15 +406,34 @@ private final class WindowInFlight: @unchecked Sendable {
     slots.deallocate()
   }
 
-  func store(_ result: BatchProcessor.Result, at index: Int) {
-    slots[index] = result
+  /// Processes the records of run `run`: their result lines, and whether each was ok.
+  func process(_ run: Int, with processor: BatchProcessor) -> (lines: Data, ok: Bool) {
+    let first = run * runLength
+    let end = min(first + runLength, lines.count)
+    // Room for the lines as long as the records, and their other fields: a blob's base64 comes out
+    // about as long as it went in.
+    var room = 0
+    for index in first..<end {
+      let line = lines.lines[index]
+      room += (line.chunk >= 0 ? line.range.count : 0) + 768
+    }
+    var output = JSONLine(capacity: room)
+    var ok = true
+    for index in first..<end {
+      ok = processor.process(lines.line(index), line: firstLine + index, into: &output) && ok
+    }
+    return (output.finish(), ok)
+  }
+
+  func store(_ result: (lines: Data, ok: Bool), at run: Int) {
+    slots[run] = result
     if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.signal() }
   }
 
-  /// Waits for the window to be done and returns its results in line order.
-  func results() -> [BatchProcessor.Result] {
+  /// Waits for the window to be done and returns its runs' results in line order.
+  func results() -> [(lines: Data, ok: Bool)] {
     done.wait()
-    // Every index below the count was taken by exactly one thread.
+    // Every run was taken by exactly one thread.
     return slots.compactMap { $0 }
   }
 }

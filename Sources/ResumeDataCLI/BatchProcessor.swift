@@ -5,20 +5,29 @@ import ResumeData
 /// What `batch` does with one line: read the record, get its blob, diagnose, repair or convert it,
 /// and say so in one line of JSON. Never throws: every failure is a result of its own.
 struct BatchProcessor: Sendable {
-  /// One line's result.
-  struct Result: Sendable {
-    /// The result as one line of JSON (UTF-8), without its line break.
-    var line: Data
-    /// Whether the record was ok (counts toward the exit status).
-    var ok: Bool
+  /// One line of the input, as the processor sees it.
+  enum Line {
+    /// The line's bytes, without its line break.
+    case text(UnsafeBufferPointer<UInt8>)
+    /// A line longer than the limit, skipped without being held: its length in bytes.
+    case tooLong(Int)
   }
 
   let settings: BatchSettings
   /// The NDJSON input's name (`-` for standard input), echoed in every result.
   let input: String
 
-  /// Processes the line numbered `number` (from 1) of the input.
-  func process(_ line: LineReader.Line, line number: Int) -> Result {
+  /// Processes the line numbered `number` (from 1) of the input and appends its result to
+  /// `output`: one line of JSON and its line break.
+  ///
+  /// - Returns: whether the record was ok (counts toward the exit status).
+  func process(_ line: Line, line number: Int, into output: inout JSONLine) -> Bool {
+    let finished = outcome(line, line: number)
+    finished.render(into: &output)
+    return finished.error == nil
+  }
+
+  private func outcome(_ line: Line, line number: Int) -> BatchResultObject.Finished {
     var result = BatchResultObject(input: input, line: number)
     switch line {
     case .tooLong(let length):
@@ -27,8 +36,8 @@ struct BatchProcessor: Sendable {
         "the line is \(length) bytes, longer than --max-record-bytes "
           + "\(settings.maximumRecordBytes)")
     case .text(let bytes):
-      let parsed = bytes.withUnsafeBufferPointer { buffer in
-        Swift.Result { () throws(BatchRecord.Failure) in try BatchRecord(line: buffer) }
+      let parsed = Swift.Result { () throws(BatchRecord.Failure) in
+        try BatchRecord(line: bytes)
       }
       switch parsed {
       case .failure(let failure):
@@ -43,8 +52,8 @@ struct BatchProcessor: Sendable {
   }
 
   private func process(
-    _ record: BatchRecord, line: [UInt8], into result: inout BatchResultObject
-  ) -> Result {
+    _ record: BatchRecord, line: UnsafeBufferPointer<UInt8>, into result: inout BatchResultObject
+  ) -> BatchResultObject.Finished {
     let blob: Data
     let file: String
     switch record.source {
@@ -133,7 +142,7 @@ struct BatchProcessor: Sendable {
     } else if case .decoded(_, let text) = record.source, bytes == blob {
       // The blob comes out as it came in (a healthy one, typically), and its text in the line is
       // canonical base64: that text is its base64.
-      output.blob = .base64(line[text])
+      output.blob = .base64(UnsafeBufferPointer(rebasing: line[text]))
     } else {
       output.blob = .bytes(bytes)
     }
@@ -168,8 +177,8 @@ private struct BatchResultObject {
   enum Blob {
     /// Bytes, written as base64.
     case bytes(Data)
-    /// Base64 text already.
-    case base64(ArraySlice<UInt8>)
+    /// Base64 text already: part of the record's line, which outlives the result's rendering.
+    case base64(UnsafeBufferPointer<UInt8>)
   }
 
   /// The `written` field of `output`.
@@ -182,8 +191,17 @@ private struct BatchResultObject {
     case path(String)
   }
 
+  /// A record done with: its fields, and what went wrong if anything did.
+  struct Finished {
+    var result: BatchResultObject
+    var error: Failure?
+
+    /// Appends the result's line of JSON and its line break to `json`.
+    func render(into json: inout JSONLine) { result.render(error: error, into: &json) }
+  }
+
   /// The `error` object.
-  private struct Failure {
+  struct Failure {
     var kind: String
     var file: String?
     var location: String?
@@ -200,18 +218,19 @@ private struct BatchResultObject {
     container = resume.container.rawValue
   }
 
-  func succeeded() -> BatchProcessor.Result { rendered(error: nil) }
+  func succeeded() -> Finished { Finished(result: self, error: nil) }
 
   /// A failed record: `kind` names the failure, `location` (a column, an offset, a line or a key
   /// path) and `file` (a "path" record's file) say where when known.
   func failed(_ kind: String, _ message: String, location: String? = nil, file: String? = nil)
-    -> BatchProcessor.Result
+    -> Finished
   {
-    rendered(error: Failure(kind: kind, file: file, location: location, message: message))
+    Finished(
+      result: self, error: Failure(kind: kind, file: file, location: location, message: message))
   }
 
   /// A failed record from a command error: malformed input, unreadable file or failed operation.
-  func failed(_ error: CommandError) -> BatchProcessor.Result {
+  func failed(_ error: CommandError) -> Finished {
     let kind =
       switch error.exitCode {
       case .malformedInput: "malformed"
@@ -229,7 +248,7 @@ private struct BatchResultObject {
     return failed(kind, error.message, location: location, file: file)
   }
 
-  private func rendered(error: Failure?) -> BatchProcessor.Result {
+  fileprivate func render(error: Failure?, into json: inout JSONLine) {
     // Room for the fields and the blob's base64, so that the line grows at most once or twice.
     let blobText =
       switch output?.blob {
@@ -237,7 +256,7 @@ private struct BatchResultObject {
       case .base64(let text): text.count
       case nil: 0
       }
-    var json = JSONLine(capacity: 640 + blobText)
+    json.reserve(640 + blobText)
     json.beginObject()
     json.key("schemaVersion")
     json.number(1)
@@ -290,12 +309,13 @@ private struct BatchResultObject {
       json.null()
     }
     json.endObject()
-    return BatchProcessor.Result(line: json.finish(), ok: error == nil)
+    json.endLine()
   }
 }
 
-/// JSON on one line, as NDJSON needs it, written as UTF-8 bytes field by field: building it as a
-/// `String` cost as much as a record's repair.
+/// JSON a line a value, as NDJSON needs it, written as UTF-8 bytes field by field: building it as
+/// a `String` cost as much as a record's repair. One buffer holds the result lines of a run of
+/// records, so that a run costs one allocation and one write.
 ///
 /// Its own memory rather than an array's: an array's appends check uniqueness and capacity on
 /// every call and copy through a generic path, which cost more than the rest of the line.
@@ -306,7 +326,7 @@ struct JSONLine: ~Copyable {
   // A value was just completed: the next key or element needs a comma first.
   private var needsComma = false
 
-  /// An empty line with room for `capacity` bytes.
+  /// An empty text with room for `capacity` bytes.
   init(capacity: Int) {
     self.capacity = max(capacity, 64)
     // `malloc`, so that `finish` can hand the memory to `Data` to free.
@@ -315,7 +335,7 @@ struct JSONLine: ~Copyable {
 
   deinit { free(start) }
 
-  /// The line, in the memory it was written in.
+  /// The text, in the memory it was written in.
   consuming func finish() -> Data {
     let data = Data(bytesNoCopy: start, count: count, deallocator: .free)
     discard self
@@ -427,11 +447,11 @@ struct JSONLine: ~Copyable {
   }
 
   /// Base64 text (which needs no escapes), as a string.
-  mutating func base64(text: ArraySlice<UInt8>) {
+  mutating func base64(text: UnsafeBufferPointer<UInt8>) {
     reserve(text.count &+ 3)
     separate()
     put(UInt8(ascii: "\""))
-    text.withUnsafeBytes { put($0) }
+    put(UnsafeRawBufferPointer(text))
     put(UInt8(ascii: "\""))
     needsComma = true
   }
@@ -452,8 +472,15 @@ struct JSONLine: ~Copyable {
 
   // MARK: Writing
 
+  /// Ends a line of JSON (NDJSON's line break): what follows is the next line's first value.
+  mutating func endLine() {
+    reserve(1)
+    put(UInt8(ascii: "\n"))
+    needsComma = false
+  }
+
   /// Makes room for `more` bytes after the text.
-  private mutating func reserve(_ more: Int) {
+  mutating func reserve(_ more: Int) {
     guard capacity &- count < more else { return }
     capacity = max(capacity * 2, count + more)
     start = realloc(start, capacity)!

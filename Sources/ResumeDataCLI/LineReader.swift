@@ -1,19 +1,47 @@
 import Foundation
 
+/// Bytes read from an input, shared by the lines in them and by whoever holds those lines: lines
+/// are handed out as ranges of the chunk they were read into, never copied out of it.
+///
+/// A chunk's bytes are written by the reader only past its `end`, and only lines wholly before
+/// that are handed out, so the bytes a line covers never change once it has been handed out.
+final class ReadChunk: @unchecked Sendable {
+  /// The chunk's memory.
+  let base: UnsafeMutableRawPointer
+  /// Bytes the chunk can hold.
+  let capacity: Int
+
+  /// A chunk with room for `capacity` bytes.
+  init(capacity: Int) {
+    self.capacity = capacity
+    base = malloc(max(capacity, 1))!
+  }
+
+  deinit { free(base) }
+
+  /// The bytes of `range`.
+  func bytes(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+    UnsafeBufferPointer(
+      start: base.assumingMemoryBound(to: UInt8.self) + range.lowerBound, count: range.count)
+  }
+}
+
 /// Splits a byte stream into lines, holding at most one line (up to a limit) and one read's worth
-/// of bytes: memory stays flat however long the input is.
+/// of bytes besides the lines it has handed out: memory stays flat however long the input is, as
+/// long as the lines handed out are let go.
 struct LineReader {
   /// One line of the input.
   enum Line {
-    /// The line's bytes, without its `\n` (and without a `\r` before it).
-    case text([UInt8])
+    /// The line's bytes, without its `\n` (and without a `\r` before it): a range of a chunk.
+    case text(ReadChunk, Range<Int>)
     /// A line longer than the limit, skipped without being held: its length in bytes.
     case tooLong(Int)
   }
 
   private let readPart: (UnsafeMutableRawBufferPointer) throws -> Int
   private let maximumLength: Int
-  private var buffer: [UInt8]
+  // Bytes before `start` were handed out (or skipped); `start..<end` are held, not yet a line.
+  private var chunk: ReadChunk
   private var start = 0
   private var end = 0
   private var atEndOfInput = false
@@ -26,84 +54,97 @@ struct LineReader {
   init(maximumLength: Int, readPart: @escaping (UnsafeMutableRawBufferPointer) throws -> Int) {
     self.readPart = readPart
     self.maximumLength = maximumLength
-    buffer = [UInt8](repeating: 0, count: Self.readSize)
+    chunk = ReadChunk(capacity: Self.readSize)
   }
 
   /// The next line, or nil at the end of the input. A last line without a line break is a line;
-  /// an input that ends with a line break has no empty line after it.
+  /// an input that ends with a line break has no empty line after it. A line longer than the
+  /// limit (less its line break) is `tooLong`, however it arrived.
   mutating func next() throws -> Line? {
     var searchFrom = start
     while true {
       if let newline = firstNewline(from: searchFrom) {
-        var lineEnd = newline
-        if lineEnd > start, buffer[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
-        let line = Array(buffer[start..<lineEnd])
+        let line = text(upTo: newline)
         start = newline + 1
-        return .text(line)
+        return line
       }
-      if end - start > maximumLength { return .tooLong(try skipRestOfLine()) }
+      // One more than the limit may still be a line's last byte and the `\r` of its `\r\n`.
+      if end - start > maximumLength + 1 { return .tooLong(try skipRestOfLine()) }
       if atEndOfInput {
         guard start < end else { return nil }
-        var lineEnd = end
-        if buffer[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
-        let line = Array(buffer[start..<lineEnd])
+        let line = text(upTo: end)
         start = end
-        return .text(line)
+        return line
       }
-      // The bytes held were searched already; `fill` may move them to the front.
+      // The bytes held were searched already; `fill` may move them to a new chunk.
       let searched = end - start
       try fill()
       searchFrom = start + searched
     }
   }
 
-  private func firstNewline(from offset: Int) -> Int? {
-    buffer.withUnsafeBufferPointer { bytes in
-      guard offset < end,
-        let found = memchr(bytes.baseAddress! + offset, Int32(UInt8(ascii: "\n")), end - offset)
-      else { return nil }
-      return bytes.baseAddress!.distance(to: found.assumingMemoryBound(to: UInt8.self))
-    }
+  /// The held bytes up to `lineEnd` (a line break, or the end of the input), less a `\r` at
+  /// their end; or their length, if that is over the limit.
+  private func text(upTo lineEnd: Int) -> Line {
+    var lineEnd = lineEnd
+    if lineEnd > start, byte(at: lineEnd - 1) == UInt8(ascii: "\r") { lineEnd -= 1 }
+    guard lineEnd - start <= maximumLength else { return .tooLong(lineEnd - start) }
+    return .text(chunk, start..<lineEnd)
   }
 
-  /// Reads more input after what is held, moving the held bytes to the front (or growing the
-  /// buffer for a long line) to make room.
+  private func byte(at offset: Int) -> UInt8 {
+    chunk.base.load(fromByteOffset: offset, as: UInt8.self)
+  }
+
+  private func firstNewline(from offset: Int) -> Int? {
+    guard offset < end,
+      let found = memchr(chunk.base + offset, Int32(UInt8(ascii: "\n")), end - offset)
+    else { return nil }
+    return chunk.base.distance(to: found)
+  }
+
+  /// Reads more input after what is held. When the chunk has too little room left, the held bytes
+  /// move to a new chunk first (twice their size, for a long line): the old one's bytes may be in
+  /// lines handed out, and must not change.
   private mutating func fill() throws {
-    if start > 0 {
-      buffer.withUnsafeMutableBytes { bytes in
-        bytes.baseAddress!.copyMemory(from: bytes.baseAddress! + start, byteCount: end - start)
-      }
-      end -= start
+    if chunk.capacity - end < Self.readSize / 2 {
+      let held = end - start
+      let next = ReadChunk(capacity: max(Self.readSize, held * 2))
+      next.base.copyMemory(from: chunk.base + start, byteCount: held)
+      chunk = next
       start = 0
+      end = held
     }
-    if buffer.count - end < Self.readSize / 2 {
-      buffer.append(contentsOf: repeatElement(0, count: Self.readSize))
-    }
-    let count = try buffer.withUnsafeMutableBytes { bytes in
-      try readPart(UnsafeMutableRawBufferPointer(rebasing: bytes[end...]))
-    }
+    let count = try readPart(
+      UnsafeMutableRawBufferPointer(start: chunk.base + end, count: chunk.capacity - end))
     if count == 0 { atEndOfInput = true }
     end += count
   }
 
-  /// Drops the held start of an over-long line and reads on to its line break; the line's length.
+  /// Drops the held start of an over-long line and reads on to its line break; the line's length,
+  /// less its line break (`\n` or `\r\n`).
   private mutating func skipRestOfLine() throws -> Int {
     var length = end - start
+    var last = byte(at: end - 1)
+    // A chunk of its own: the old one's bytes may be in lines handed out.
+    chunk = ReadChunk(capacity: Self.readSize)
     start = 0
     end = 0
-    buffer = [UInt8](repeating: 0, count: Self.readSize)
     while true {
-      let count = try buffer.withUnsafeMutableBytes { try readPart($0) }
+      let count = try readPart(
+        UnsafeMutableRawBufferPointer(start: chunk.base, count: chunk.capacity))
       if count == 0 {
         atEndOfInput = true
-        return length
+        return last == UInt8(ascii: "\r") ? length - 1 : length
       }
       end = count
       if let newline = firstNewline(from: 0) {
         start = newline + 1
-        return length + newline
+        if newline > 0 { last = byte(at: newline - 1) }
+        return length + newline - (last == UInt8(ascii: "\r") ? 1 : 0)
       }
       length += count
+      last = byte(at: count - 1)
       end = 0
     }
   }

@@ -20,19 +20,6 @@ func hexBytes(_ text: String) -> Data {
   return Data(bytes)
 }
 
-/// A small, seeded pseudo-random generator (SplitMix64), so generated cases are the same every run.
-struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
-
 /// Random property-list trees of every type Foundation can also represent (no UIDs).
 struct TreeGenerator {
   var random: SeededGenerator

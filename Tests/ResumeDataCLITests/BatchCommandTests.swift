@@ -370,6 +370,20 @@ struct BatchCommandTests {
         == "the line is \(long.utf8.count) bytes, longer than --max-record-bytes 1048576")
   }
 
+  @Test("A line over the limit is refused even when it arrives whole in one read")
+  func tooLongInOneRead() throws {
+    // Read with its line break in one part, such a line used to be let through.
+    let line = "{\"id\":1,\"blob\":\"" + String(repeating: "A", count: 200) + "\"}"
+    let (status, captured) = run(
+      ["batch", "--max-record-bytes", "100"], input: Data((line + "\r\n").utf8))
+    #expect(status == .failure)
+    let results = try resultObjects(captured.standardOutput)
+    #expect(results.map { $0["ok"] as? Bool } == [false])
+    #expect(
+      (results[0]["error"] as? [String: Any])?["message"] as? String
+        == "the line is \(line.utf8.count) bytes, longer than --max-record-bytes 100")
+  }
+
   @Test("--in-place replaces changed files atomically, keeps .bak copies, skips unchanged ones")
   func inPlace() throws {
     let scratch = try ScratchDirectory()

@@ -35,3 +35,19 @@ public func fixturesRecursively(_ folder: String) -> [String] {
     return exists && !isDirectory.boolValue
   }.map { folder + "/" + $0 }.sorted()
 }
+
+/// A small, seeded pseudo-random generator (SplitMix64), so generated cases are the same every run.
+public struct SeededGenerator: RandomNumberGenerator {
+  /// The generator's state: the seed, advanced once a number.
+  public var state: UInt64
+  /// A generator whose numbers follow from `seed`.
+  public init(seed: UInt64) { state = seed }
+  /// The next number.
+  public mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import ResumeDataCLI
+
+@Suite("Line reader: lines as ranges of shared chunks")
+struct LineReaderTests {
+  /// What a reader is expected to give for one line.
+  enum Expected: Equatable {
+    case text([UInt8])
+    case tooLong(Int)
+  }
+
+  /// Reads `input` whole with `reader`, handing it out in parts of the sizes `parts` gives in
+  /// turn; every line is kept (with its chunk) to the end, so a chunk written over after its lines
+  /// were handed out shows as wrong bytes.
+  static func lines(
+    of input: [UInt8], maximumLength: Int, parts: @escaping (Int) -> Int
+  ) throws -> [Expected] {
+    var offset = 0
+    var calls = 0
+    var reader = LineReader(maximumLength: maximumLength) { buffer in
+      calls += 1
+      let count = min(buffer.count, input.count - offset, parts(calls))
+      guard count > 0 else { return 0 }
+      input.withUnsafeBytes {
+        buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: count)
+      }
+      offset += count
+      return count
+    }
+    var held: [LineReader.Line] = []
+    while let line = try reader.next() { held.append(line) }
+    return held.map {
+      switch $0 {
+      case .text(let chunk, let range): .text(Array(chunk.bytes(range)))
+      case .tooLong(let length): .tooLong(length)
+      }
+    }
+  }
+
+  @Test(
+    "Random lines across chunk boundaries come back exactly, whatever the reads' sizes",
+    arguments: [1 as UInt64, 2, 3])
+  func randomLines(seed: UInt64) throws {
+    var random = SeededGenerator(seed: seed)
+    var input: [UInt8] = []
+    var expected: [Expected] = []
+    // Over 3 MiB: several chunks, and lines that straddle their ends.
+    while input.count < 3 << 20 {
+      let length = Int.random(in: 0...40_000, using: &random)
+      let line = (0..<length).map { _ in UInt8.random(in: 0x20...0x7E, using: &random) }
+      input += line
+      input += Bool.random(using: &random) ? [0x0D, 0x0A] : [0x0A]
+      expected.append(.text(line))
+    }
+    let sizes = (0..<64).map { _ in Int.random(in: 1...300_000, using: &random) }
+    let lines = try Self.lines(of: input, maximumLength: 1 << 20) { sizes[$0 % sizes.count] }
+    #expect(lines.count == expected.count)
+    // The first line that differs, rather than megabytes of both.
+    #expect(zip(lines, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset == nil)
+  }
+
+  @Test(
+    "The limit counts a line's bytes less its line break, however the line arrives",
+    arguments: [1, 3, 1 << 20])
+  func limitIsExact(partSize: Int) throws {
+    let ten = Array("0123456789".utf8)
+    let input =
+      ten + [0x0A] + ten + [0x0D, 0x0A] + ten + [0x41, 0x0A] + ten + [0x41, 0x0D, 0x0A]
+      + ten + Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8) + [0x0D, 0x0A] + [0x42, 0x0A] + ten
+      + [0x41, 0x0D]
+    let lines = try Self.lines(of: input, maximumLength: 10) { _ in partSize }
+    #expect(
+      lines == [
+        .text(ten), .text(ten), .tooLong(11), .tooLong(11), .tooLong(36), .text([0x42]),
+        .tooLong(11),
+      ])
+  }
+
+  @Test("A last line without a line break is a line; a final line break adds no empty line")
+  func lastLine() throws {
+    #expect(
+      try Self.lines(of: Array("a\n\nb".utf8), maximumLength: 5) { _ in 1 }
+        == [.text([0x61]), .text([]), .text([0x62])])
+    #expect(try Self.lines(of: Array("a\r\n".utf8), maximumLength: 5) { _ in 2 } == [.text([0x61])])
+    #expect(try Self.lines(of: [], maximumLength: 5) { _ in 1 } == [])
+  }
+}
