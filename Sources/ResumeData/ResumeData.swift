@@ -99,12 +99,12 @@ public struct ResumeData: Sendable, Hashable {
   /// archive is decoded on first use of `archive`. Anything else, errors included, takes the eager
   /// path, with the same result.
   public init(decoding data: Data, limits: KeyedArchiveLimits = .default) throws {
-    // Not `??`: it would copy the blob read in place (retaining each of its references) rather
-    // than move it.
-    if let inPlace = ResumeData(readingInPlace: data, limits: limits) {
-      self = inPlace
+    // Initialized in place by delegation: assigning a blob made elsewhere to `self` copies it,
+    // retaining each of its references.
+    if let parts = Self.inPlaceParts(data, limits: limits) {
+      self.init(inPlace: parts, data: data, limits: limits)
     } else {
-      self = try ResumeData(parsing: data, limits: limits)
+      try self.init(parsing: data, limits: limits)
     }
     refreshRequests()
   }
@@ -124,10 +124,20 @@ public struct ResumeData: Sendable, Hashable {
   @_spi(Differential)
   public var isReadInPlace: Bool { archiveStorage?.isPending ?? false }
 
-  /// A keyed blob read in place, or nil when the eager path must read it: anything but a binary
-  /// keyed archive that `KeyedArchiveView` reads whose root is a dictionary of plain values, or
-  /// anything the eager path would refuse.
-  private init?(readingInPlace data: Data, limits: KeyedArchiveLimits) {
+  /// What reading a keyed blob in place found, before it becomes a blob.
+  private struct InPlaceParts {
+    var view: KeyedArchiveView
+    var mutable: Bool
+    var keysAreKnown: Bool
+    var plain: PropertyListDictionary
+    var archived: [String: ArchivedValue]
+    var order: [String]
+  }
+
+  /// A keyed blob's parts read in place, or nil when the eager path must read it: anything but a
+  /// binary keyed archive that `KeyedArchiveView` reads whose root is a dictionary of plain values,
+  /// or anything the eager path would refuse.
+  private static func inPlaceParts(_ data: Data, limits: KeyedArchiveLimits) -> InPlaceParts? {
     guard !NetworkFrameworkMask.isMasked(data),
       let view = KeyedArchiveView(data, limits: limits.propertyList),
       view.hasEnvelopeKey("$archiver"),
@@ -143,20 +153,27 @@ public struct ResumeData: Sendable, Hashable {
     {
       return nil
     }
+    return InPlaceParts(
+      view: view, mutable: root.mutable, keysAreKnown: root.keysAreKnown, plain: split.plain,
+      archived: split.archived, order: split.order)
+  }
+
+  /// A keyed blob from the parts `inPlaceParts` read; its archive is decoded on first use.
+  private init(inPlace parts: consuming InPlaceParts, data: Data, limits: KeyedArchiveLimits) {
     original = data
     archiveStorage = LazyKeyedArchive(
-      bytes: data, recipe: .propertyList(limits.propertyList), view: view.plist)
-    entries = split.plain
-    archivedEntries = split.archived
-    rootKeyOrder = split.order
-    rootIsMutable = root.mutable
-    entryKeysAreKnown = Unequated(root.keysAreKnown)
+      bytes: data, recipe: .propertyList(limits.propertyList), view: parts.view.plist)
+    let isSafari =
+      parts.plain[ResumeDataKey.localPath] != nil
+      && parts.plain[ResumeDataKey.originalRequest] == nil
+      && parts.plain[ResumeDataKey.tempFileName] == nil
+    entries = parts.plain
+    archivedEntries = parts.archived
+    rootKeyOrder = parts.order
+    rootIsMutable = parts.mutable
+    entryKeysAreKnown = Unequated(parts.keysAreKnown)
     networkFrameworkInfo = nil
     container = .keyedArchive
-    let isSafari =
-      split.plain[ResumeDataKey.localPath] != nil
-      && split.plain[ResumeDataKey.originalRequest] == nil
-      && split.plain[ResumeDataKey.tempFileName] == nil
     generation = isSafari ? .safari : .keyed
     nestedStorage = []
   }

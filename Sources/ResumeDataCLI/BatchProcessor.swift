@@ -97,10 +97,11 @@ struct BatchProcessor: Sendable {
         result.resumable = !findings.contains { $0.severity == .error }
         return result.succeeded()
       case .repair(let target):
-        let repair = try resume.repaired(
+        var repair = try (consume resume).repaired(
           for: target, temporaryDirectory: settings.temporaryDirectory)
         result.findings = repair.findings
-        guard let blob = repair.blob else {
+        // Taken out, not copied: a copy retains every reference the blob holds.
+        guard let blob = repair.blob.take() else {
           result.resumable = false
           return result.failed(
             "refused", "the blob cannot be resumed on \(target.rawValue): start over")

@@ -49,11 +49,13 @@ extension ResumeData {
   /// each changed. An untouched blob (nothing needed) comes back with the bytes it was read from.
   ///
   /// - Throws: `ResumeDataError` when a rule cannot read what it must change.
-  public func repaired(
+  public consuming func repaired(
     for target: RepairTarget, temporaryDirectory: URL? = nil,
     rules: [any RepairRule] = ResumeData.repairRules
   ) throws -> RepairResult {
     let context = RepairContext(target: target, temporaryDirectory: temporaryDirectory)
+    // Consuming: a caller done with the blob hands it over instead of having it copied, which
+    // retains every reference it holds.
     var blob = self
     var findings = [Finding]()
     for rule in rules where rule.isNeeded(for: target) {
