@@ -46,13 +46,13 @@ struct BatchProcessor: Sendable {
           "invalid-record", failure.message, location: "column \(failure.column)")
       case .success(let record):
         result.id = record.id
-        return process(record, line: bytes, into: &result)
+        return process(record, line: bytes, result: result)
       }
     }
   }
 
   private func process(
-    _ record: BatchRecord, line: UnsafeBufferPointer<UInt8>, into result: inout BatchResultObject
+    _ record: BatchRecord, line: UnsafeBufferPointer<UInt8>, result: consuming BatchResultObject
   ) -> BatchResultObject.Finished {
     let blob: Data
     let file: String
@@ -219,11 +219,15 @@ private struct BatchResultObject {
     container = resume.container.rawValue
   }
 
-  func succeeded() -> Finished { Finished(result: self, error: nil) }
+  // Consuming, as are the two below: the record is done with, and a copy of its fields would
+  // retain each of their strings.
+  consuming func succeeded() -> Finished { Finished(result: self, error: nil) }
 
   /// A failed record: `kind` names the failure, `location` (a column, an offset, a line or a key
   /// path) and `file` (a "path" record's file) say where when known.
-  func failed(_ kind: String, _ message: String, location: String? = nil, file: String? = nil)
+  consuming func failed(
+    _ kind: String, _ message: String, location: String? = nil, file: String? = nil
+  )
     -> Finished
   {
     Finished(
@@ -231,7 +235,7 @@ private struct BatchResultObject {
   }
 
   /// A failed record from a command error: malformed input, unreadable file or failed operation.
-  func failed(_ error: CommandError) -> Finished {
+  consuming func failed(_ error: CommandError) -> Finished {
     let kind =
       switch error.exitCode {
       case .malformedInput: "malformed"
