@@ -406,7 +406,7 @@ private final class WindowInFlight: @unchecked Sendable {
     slots.deallocate()
   }
 
-  /// Processes the records of run `run`: their result lines, and whether each was ok.
+  /// Processes the records of run `run`: their result lines, and whether every one was ok.
   func process(_ run: Int, with processor: BatchProcessor) -> (lines: Data, ok: Bool) {
     let first = run * runLength
     let end = min(first + runLength, lines.count)
