@@ -21,33 +21,36 @@ public struct XMLPropertyListWriter: Sendable {
   /// - Throws: `PropertyListError` with code `.unencodable` for a date outside years 0001–9999 or a
   ///   value nested deeper than `maximumDepth`.
   public func write(_ value: PropertyListValue) throws -> Data {
-    var out = [UInt8]()
-    out.reserveCapacity(256)
-    out.append(contentsOf: Self.header.utf8)
+    var out = XMLOutput(capacity: 1024)
+    out.put(Self.header)
     try append(value, depth: 0, to: &out)
-    out.append(contentsOf: "</plist>\n".utf8)
-    return Data(out)
+    out.put("</plist>\n")
+    return out.finish()
   }
 
-  static let header = """
+  static let header: StaticString = """
     <?xml version="1.0" encoding="UTF-8"?>
     <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
     <plist version="1.0">
 
     """
 
-  private func append(_ value: PropertyListValue, depth: Int, to out: inout [UInt8]) throws {
+  private func append(_ value: PropertyListValue, depth: Int, to out: inout XMLOutput) throws {
     switch value {
     case .string(let string):
-      out.append(contentsOf: "<string>".utf8)
+      out.put("<string>")
       try appendEscaped(string, to: &out)
-      out.append(contentsOf: "</string>\n".utf8)
+      out.put("</string>\n")
     case .integer(let integer):
-      out.append(contentsOf: "<integer>\(integer)</integer>\n".utf8)
+      out.put("<integer>")
+      out.put(integer.description)
+      out.put("</integer>\n")
     case .real(let real):
-      out.append(contentsOf: "<real>\(PropertyListReal.xmlText(real.value))</real>\n".utf8)
+      out.put("<real>")
+      out.put(PropertyListReal.xmlText(real.value))
+      out.put("</real>\n")
     case .boolean(let flag):
-      out.append(contentsOf: (flag ? "<true/>\n" : "<false/>\n").utf8)
+      out.put(flag ? "<true/>\n" : "<false/>\n")
     case .date(let date):
       guard let text = XMLDate.text(date.timeIntervalSinceReferenceDate) else {
         throw PropertyListError(
@@ -55,54 +58,58 @@ public struct XMLPropertyListWriter: Sendable {
           "date \(date.timeIntervalSinceReferenceDate) s after 2001 is outside years 0001-9999, which XML cannot hold"
         )
       }
-      out.append(contentsOf: "<date>\(text)</date>\n".utf8)
+      out.put("<date>")
+      out.put(text)
+      out.put("</date>\n")
     case .data(let data):
-      out.append(contentsOf: "<data>\n".utf8)
+      out.put("<data>\n")
       appendBase64(data, indent: depth, to: &out)
-      appendIndent(depth, to: &out)
-      out.append(contentsOf: "</data>\n".utf8)
+      out.putTabs(depth)
+      out.put("</data>\n")
     case .uid(let uid):
       guard uid <= UInt64(UInt32.max) else {
         throw PropertyListError(
           .unencodable, "UID \(uid) is above 4294967295, which no reader accepts")
       }
-      out.append(contentsOf: "<dict>\n".utf8)
-      appendIndent(depth + 1, to: &out)
-      out.append(contentsOf: "<key>CF$UID</key>\n".utf8)
-      appendIndent(depth + 1, to: &out)
-      out.append(contentsOf: "<integer>\(uid)</integer>\n".utf8)
-      appendIndent(depth, to: &out)
-      out.append(contentsOf: "</dict>\n".utf8)
+      out.put("<dict>\n")
+      out.putTabs(depth + 1)
+      out.put("<key>CF$UID</key>\n")
+      out.putTabs(depth + 1)
+      out.put("<integer>")
+      out.put(uid.description)
+      out.put("</integer>\n")
+      out.putTabs(depth)
+      out.put("</dict>\n")
     case .array(let elements):
       try checkDepth(depth)
       if elements.isEmpty {
-        out.append(contentsOf: "<array/>\n".utf8)
+        out.put("<array/>\n")
         return
       }
-      out.append(contentsOf: "<array>\n".utf8)
+      out.put("<array>\n")
       for element in elements {
-        appendIndent(depth + 1, to: &out)
+        out.putTabs(depth + 1)
         try append(element, depth: depth + 1, to: &out)
       }
-      appendIndent(depth, to: &out)
-      out.append(contentsOf: "</array>\n".utf8)
+      out.putTabs(depth)
+      out.put("</array>\n")
     case .dictionary(let dictionary):
       try checkDepth(depth)
       if dictionary.isEmpty {
-        out.append(contentsOf: "<dict/>\n".utf8)
+        out.put("<dict/>\n")
         return
       }
-      out.append(contentsOf: "<dict>\n".utf8)
+      out.put("<dict>\n")
       for (key, element) in dictionary.sortedEntries {
-        appendIndent(depth + 1, to: &out)
-        out.append(contentsOf: "<key>".utf8)
+        out.putTabs(depth + 1)
+        out.put("<key>")
         try appendEscaped(key, to: &out)
-        out.append(contentsOf: "</key>\n".utf8)
-        appendIndent(depth + 1, to: &out)
+        out.put("</key>\n")
+        out.putTabs(depth + 1)
         try append(element, depth: depth + 1, to: &out)
       }
-      appendIndent(depth, to: &out)
-      out.append(contentsOf: "</dict>\n".utf8)
+      out.putTabs(depth)
+      out.put("</dict>\n")
     }
   }
 
@@ -112,15 +119,11 @@ public struct XMLPropertyListWriter: Sendable {
     }
   }
 
-  private func appendIndent(_ depth: Int, to out: inout [UInt8]) {
-    for _ in 0..<depth { out.append(0x09) }
-  }
-
   // CoreFoundation escapes only these three; quotes and apostrophes are written as they are.
   // Characters XML 1.0 cannot carry at all (controls other than tab, LF and CR; U+FFFE; U+FFFF) are
   // refused: CoreFoundation writes them raw, giving a file that no conforming parser, ours included,
   // reads back.
-  private func appendEscaped(_ string: String, to out: inout [UInt8]) throws {
+  private func appendEscaped(_ string: String, to out: inout XMLOutput) throws {
     // Most text needs no escaping and holds nothing suspicious: then it is its own bytes, appended
     // at once rather than byte by byte.
     var text = string
@@ -133,24 +136,24 @@ public struct XMLPropertyListWriter: Sendable {
         default: false
         }
       }
-      if !needsWork { out.append(contentsOf: utf8) }
+      if !needsWork { out.put(UnsafeRawBufferPointer(utf8)) }
       return !needsWork
     }
     if plain { return }
     var suspicious = false
     for byte in string.utf8 {
       switch byte {
-      case UInt8(ascii: "<"): out.append(contentsOf: "&lt;".utf8)
-      case UInt8(ascii: ">"): out.append(contentsOf: "&gt;".utf8)
-      case UInt8(ascii: "&"): out.append(contentsOf: "&amp;".utf8)
+      case UInt8(ascii: "<"): out.put("&lt;")
+      case UInt8(ascii: ">"): out.put("&gt;")
+      case UInt8(ascii: "&"): out.put("&amp;")
       // A raw CR would come back as LF (XML parsers normalise line ends), so unlike CoreFoundation
       // it is written as a character reference, which every parser keeps.
-      case 0x0D: out.append(contentsOf: "&#13;".utf8)
-      case 0x09, 0x0A: out.append(byte)
+      case 0x0D: out.put("&#13;")
+      case 0x09, 0x0A: out.put(byte)
       case 0..<0x20, 0xEF:
         suspicious = true
-        out.append(byte)
-      default: out.append(byte)
+        out.put(byte)
+      default: out.put(byte)
       }
     }
     if suspicious,
@@ -171,7 +174,7 @@ public struct XMLPropertyListWriter: Sendable {
   /// characters, checked after each input byte; the indent counts at most 8 levels. That length
   /// is a multiple of four, so every line but the last holds whole groups: (76 − 8·indent) / 4 of
   /// them, three bytes each.
-  private func appendBase64(_ data: Data, indent: Int, to out: inout [UInt8]) {
+  private func appendBase64(_ data: Data, indent: Int, to out: inout XMLOutput) {
     // CF clamps the indent to 8 for the base64 lines only; `</data>` keeps the real depth.
     let indent = min(indent, 8)
     let bytesPerLine = (76 - 8 * indent) / 4 * 3
@@ -181,25 +184,88 @@ public struct XMLPropertyListWriter: Sendable {
     // Cannot overflow: `data` is in memory, and its text is at most three times its size.
     let length =
       fullLines * fullLine + (rest > 0 ? indent + Base64Groups.encodedCount(rest) + 1 : 0)
-    let start = out.count
-    // Filled with tabs: each line's indent is then in place, and the loop writes the rest.
-    out.append(contentsOf: repeatElement(0x09, count: length))
-    out.withUnsafeMutableBytes { out in
+    out.append(length) { text in
       data.withUnsafeBytes { bytes in
-        var position = start
+        var position = 0
         var read = 0
         while read < count {
           let take = min(bytesPerLine, count - read)
+          (text + position).initializeMemory(as: UInt8.self, repeating: 0x09, count: indent)
           position += indent
           Base64Groups.encode(
-            UnsafeRawBufferPointer(rebasing: bytes[read..<(read + take)]),
-            into: out.baseAddress! + position)
+            UnsafeRawBufferPointer(rebasing: bytes[read..<(read + take)]), into: text + position)
           position += Base64Groups.encodedCount(take)
-          out[position] = 0x0A
+          text.storeBytes(of: 0x0A, toByteOffset: position, as: UInt8.self)
           position += 1
           read += take
         }
       }
     }
+  }
+}
+
+/// The XML being written: its own `malloc`'d memory, handed to `Data` when done without a copy.
+/// Through an array, each append checked uniqueness and capacity and went through a generic path,
+/// and the finished array was copied into a `Data`.
+private struct XMLOutput: ~Copyable {
+  private var start: UnsafeMutableRawPointer
+  private var count = 0
+  private var capacity: Int
+
+  init(capacity: Int) {
+    self.capacity = capacity
+    start = malloc(capacity)!
+  }
+
+  deinit { free(start) }
+
+  /// The text, in the memory it was written in.
+  consuming func finish() -> Data {
+    let data = Data(bytesNoCopy: start, count: count, deallocator: .free)
+    discard self
+    return data
+  }
+
+  mutating func put(_ text: StaticString) {
+    put(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+  }
+
+  mutating func put(_ text: String) {
+    var text = text
+    text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
+  }
+
+  mutating func put(_ bytes: UnsafeRawBufferPointer) {
+    // An empty buffer may have no address.
+    guard let base = bytes.baseAddress else { return }
+    reserve(bytes.count)
+    (start + count).copyMemory(from: base, byteCount: bytes.count)
+    count &+= bytes.count
+  }
+
+  mutating func put(_ byte: UInt8) {
+    reserve(1)
+    start.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+    count &+= 1
+  }
+
+  /// `depth` tabs: one per nesting level.
+  mutating func putTabs(_ depth: Int) {
+    reserve(depth)
+    (start + count).initializeMemory(as: UInt8.self, repeating: 0x09, count: depth)
+    count &+= depth
+  }
+
+  /// `length` bytes, which `write` fills in all.
+  mutating func append(_ length: Int, _ write: (UnsafeMutableRawPointer) -> Void) {
+    reserve(length)
+    write(start + count)
+    count &+= length
+  }
+
+  private mutating func reserve(_ more: Int) {
+    guard capacity &- count < more else { return }
+    capacity = max(capacity * 2, count + more)
+    start = realloc(start, capacity)!
   }
 }
