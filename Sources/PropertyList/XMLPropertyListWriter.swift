@@ -43,7 +43,9 @@ public struct XMLPropertyListWriter: Sendable {
       out.put("</string>\n")
     case .integer(let integer):
       out.put("<integer>")
-      out.put(integer.description)
+      out.putDecimal(
+        negative: integer.isNegative,
+        magnitude: integer.isNegative ? 0 &- integer.bitPattern : integer.bitPattern)
       out.put("</integer>\n")
     case .real(let real):
       out.put("<real>")
@@ -76,7 +78,7 @@ public struct XMLPropertyListWriter: Sendable {
       out.put("<key>CF$UID</key>\n")
       out.putTabs(depth + 1)
       out.put("<integer>")
-      out.put(uid.description)
+      out.putDecimal(negative: false, magnitude: uid)
       out.put("</integer>\n")
       out.putTabs(depth)
       out.put("</dict>\n")
@@ -247,6 +249,28 @@ private struct XMLOutput: ~Copyable {
     reserve(1)
     start.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
     count &+= 1
+  }
+
+  /// An integer in decimal, as `description` writes it, without making a `String`.
+  mutating func putDecimal(negative: Bool, magnitude: UInt64) {
+    // A sign and the 20 digits of `UInt64.max` at most.
+    reserve(21)
+    if negative { put(UInt8(ascii: "-")) }
+    var magnitude = magnitude
+    var digits = 1
+    var scale: UInt64 = 1
+    while magnitude / scale >= 10 {
+      scale &*= 10
+      digits &+= 1
+    }
+    for position in 0..<digits {
+      start.storeBytes(
+        of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude / scale),
+        toByteOffset: count &+ position, as: UInt8.self)
+      magnitude %= scale
+      scale /= 10
+    }
+    count &+= digits
   }
 
   /// `depth` tabs: one per nesting level.

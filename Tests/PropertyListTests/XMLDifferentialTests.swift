@@ -65,6 +65,23 @@ struct XMLDifferentialTests {
         + "\n</plist>\n")
   }
 
+  @Test(
+    "Integers and UIDs are written in decimal as Swift writes them, at both ends of their range",
+    arguments: [
+      (PropertyListValue.integer(PropertyListInteger(Int64.min)), "-9223372036854775808"),
+      (.integer(PropertyListInteger(-10)), "-10"), (.integer(PropertyListInteger(-1)), "-1"),
+      (.integer(PropertyListInteger(0)), "0"), (.integer(PropertyListInteger(9)), "9"),
+      (.integer(PropertyListInteger(10)), "10"), (.integer(PropertyListInteger(99)), "99"),
+      (.integer(PropertyListInteger(Int64.max)), "9223372036854775807"),
+      (.integer(PropertyListInteger(UInt64.max)), "18446744073709551615"),
+      (.uid(0), "0"), (.uid(4_294_967_295), "4294967295"),
+    ])
+  func integerText(value: PropertyListValue, text: String) throws {
+    let xml = String(decoding: try XMLPropertyListWriter().write(value), as: UTF8.self)
+    #expect(xml.contains("<integer>\(text)</integer>\n"), "\(xml)")
+    #expect(try XMLPropertyListReader().read(Data(xml.utf8)) == value)
+  }
+
   @Test("Base64 lines shrink by 8 columns a level, down to 12 at depth 8 and below")
   func base64Layout() throws {
     var value = PropertyListValue.data(Data(repeating: 0xAB, count: 100))
