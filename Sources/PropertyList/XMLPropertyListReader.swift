@@ -671,7 +671,9 @@ struct Base64Decoder {
           accumulator = 0
         }
       } else if value == Self.whitespace {
-        continue
+        // The rest of the run too (a line break and the next line's tabs): each byte of it would
+        // otherwise be a failed start of the group loop above.
+        while index < count, table[Int(chunk[index])] == Self.whitespace { index &+= 1 }
       } else if value == Self.pad {
         // '=' may only complete a group that has at least two sextets.
         guard sextets >= 2 || padding > 0, sextets + padding < 4 else {
