@@ -206,27 +206,14 @@ public struct XMLPropertyListWriter: Sendable {
   }
 }
 
-/// The XML being written: its own `malloc`'d memory, handed to `Data` when done without a copy.
-/// Through an array, each append checked uniqueness and capacity and went through a generic path,
-/// and the finished array was copied into a `Data`.
+/// The XML being written: `OutputBytes`, each write making its own room.
 private struct XMLOutput: ~Copyable {
-  private var start: UnsafeMutableRawPointer
-  private var count = 0
-  private var capacity: Int
+  private var bytes: OutputBytes
 
-  init(capacity: Int) {
-    self.capacity = capacity
-    start = malloc(capacity)!
-  }
-
-  deinit { free(start) }
+  init(capacity: Int) { bytes = OutputBytes(capacity: capacity) }
 
   /// The text, in the memory it was written in.
-  consuming func finish() -> Data {
-    let data = Data(bytesNoCopy: start, count: count, deallocator: .free)
-    discard self
-    return data
-  }
+  consuming func finish() -> Data { bytes.finish() }
 
   mutating func put(_ text: StaticString) {
     put(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
@@ -237,59 +224,28 @@ private struct XMLOutput: ~Copyable {
     text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
   }
 
-  mutating func put(_ bytes: UnsafeRawBufferPointer) {
-    // An empty buffer may have no address.
-    guard let base = bytes.baseAddress else { return }
-    reserve(bytes.count)
-    (start + count).copyMemory(from: base, byteCount: bytes.count)
-    count &+= bytes.count
+  mutating func put(_ text: UnsafeRawBufferPointer) {
+    bytes.reserve(text.count)
+    bytes.put(text)
   }
 
   mutating func put(_ byte: UInt8) {
-    reserve(1)
-    start.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
-    count &+= 1
+    bytes.reserve(1)
+    bytes.put(byte)
   }
 
-  /// An integer in decimal, as `description` writes it, without making a `String`.
   mutating func putDecimal(negative: Bool, magnitude: UInt64) {
-    // A sign and the 20 digits of `UInt64.max` at most.
-    reserve(21)
-    if negative { put(UInt8(ascii: "-")) }
-    var magnitude = magnitude
-    var digits = 1
-    var scale: UInt64 = 1
-    while magnitude / scale >= 10 {
-      scale &*= 10
-      digits &+= 1
-    }
-    for position in 0..<digits {
-      start.storeBytes(
-        of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude / scale),
-        toByteOffset: count &+ position, as: UInt8.self)
-      magnitude %= scale
-      scale /= 10
-    }
-    count &+= digits
+    bytes.putDecimal(negative: negative, magnitude: magnitude)
   }
 
   /// `depth` tabs: one per nesting level.
   mutating func putTabs(_ depth: Int) {
-    reserve(depth)
-    (start + count).initializeMemory(as: UInt8.self, repeating: 0x09, count: depth)
-    count &+= depth
+    bytes.reserve(depth)
+    bytes.put(repeating: 0x09, count: depth)
   }
 
   /// `length` bytes, which `write` fills in all.
   mutating func append(_ length: Int, _ write: (UnsafeMutableRawPointer) -> Void) {
-    reserve(length)
-    write(start + count)
-    count &+= length
-  }
-
-  private mutating func reserve(_ more: Int) {
-    guard capacity &- count < more else { return }
-    capacity = max(capacity * 2, count + more)
-    start = realloc(start, capacity)!
+    bytes.append(length, write)
   }
 }

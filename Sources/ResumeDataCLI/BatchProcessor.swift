@@ -1,5 +1,5 @@
 import Foundation
-import PropertyList
+@_spi(Writing) import PropertyList
 import ResumeData
 
 /// What `batch` does with one line: read the record, get its blob, diagnose, repair or convert it,
@@ -322,30 +322,17 @@ private struct BatchResultObject {
 /// a `String` cost as much as a record's repair. One buffer holds the result lines of a run of
 /// records, so that a run costs one allocation and one write.
 ///
-/// Its own memory rather than an array's: an array's appends check uniqueness and capacity on
-/// every call and copy through a generic path, which cost more than the rest of the line.
+/// Written through `OutputBytes`: each writer reserves its room once, then puts without checks.
 struct JSONLine: ~Copyable {
-  private var start: UnsafeMutableRawPointer
-  private var count = 0
-  private var capacity: Int
+  private var bytes: OutputBytes
   // A value was just completed: the next key or element needs a comma first.
   private var needsComma = false
 
   /// An empty text with room for `capacity` bytes.
-  init(capacity: Int) {
-    self.capacity = max(capacity, 64)
-    // `malloc`, so that `finish` can hand the memory to `Data` to free.
-    start = malloc(self.capacity)!
-  }
-
-  deinit { free(start) }
+  init(capacity: Int) { bytes = OutputBytes(capacity: capacity) }
 
   /// The text, in the memory it was written in.
-  consuming func finish() -> Data {
-    let data = Data(bytesNoCopy: start, count: count, deallocator: .free)
-    discard self
-    return data
-  }
+  consuming func finish() -> Data { bytes.finish() }
 
   mutating func beginObject() { open(UInt8(ascii: "{")) }
   mutating func endObject() { close(UInt8(ascii: "}")) }
@@ -392,23 +379,9 @@ struct JSONLine: ~Copyable {
   mutating func null() { raw("null" as StaticString) }
   mutating func number(_ value: Int) {
     // Digits straight into the line: `String(value)` allocated for each number.
-    reserve(21)
+    bytes.reserve(1)
     separate()
-    var magnitude = value.magnitude
-    if value < 0 { put(UInt8(ascii: "-")) }
-    var digits = 1
-    while magnitude >= 10 {
-      magnitude /= 10
-      digits &+= 1
-    }
-    magnitude = value.magnitude
-    for position in stride(from: digits &- 1, through: 0, by: -1) {
-      start.storeBytes(
-        of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10),
-        toByteOffset: count &+ position, as: UInt8.self)
-      magnitude /= 10
-    }
-    count &+= digits
+    bytes.putDecimal(negative: value < 0, magnitude: UInt64(value.magnitude))
     needsComma = true
   }
 
@@ -445,8 +418,7 @@ struct JSONLine: ~Copyable {
     reserve(length &+ 3)
     separate()
     put(UInt8(ascii: "\""))
-    data.withUnsafeBytes { Base64Groups.encode($0, into: start + count) }
-    count &+= length
+    bytes.append(length) { out in data.withUnsafeBytes { Base64Groups.encode($0, into: out) } }
     put(UInt8(ascii: "\""))
     needsComma = true
   }
@@ -485,28 +457,16 @@ struct JSONLine: ~Copyable {
   }
 
   /// Makes room for `more` bytes after the text.
-  mutating func reserve(_ more: Int) {
-    guard capacity &- count < more else { return }
-    capacity = max(capacity * 2, count + more)
-    start = realloc(start, capacity)!
-  }
+  mutating func reserve(_ more: Int) { bytes.reserve(more) }
 
   // The writers below assume the room is reserved.
-  private mutating func put(_ byte: UInt8) {
-    start.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
-    count &+= 1
+  private mutating func put(_ byte: UInt8) { bytes.put(byte) }
+
+  private mutating func put(_ pointer: UnsafeRawPointer, _ length: Int) {
+    bytes.put(pointer, length)
   }
 
-  private mutating func put(_ bytes: UnsafeRawPointer, _ length: Int) {
-    (start + count).copyMemory(from: bytes, byteCount: length)
-    count &+= length
-  }
-
-  private mutating func put(_ bytes: UnsafeRawBufferPointer) {
-    // An empty buffer may have no address.
-    guard let base = bytes.baseAddress else { return }
-    put(base, bytes.count)
-  }
+  private mutating func put(_ buffer: UnsafeRawBufferPointer) { bytes.put(buffer) }
 
   private mutating func separate() {
     if needsComma { put(UInt8(ascii: ",")) }

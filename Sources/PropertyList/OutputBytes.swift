@@ -1,0 +1,96 @@
+import Foundation
+
+/// Bytes being written: their own `malloc`'d memory, doubled when full and handed to `Data` when
+/// done, without a copy. The XML writer and `batch`'s result lines write through it.
+///
+/// Through an array, each append checked uniqueness and capacity and went through a generic path,
+/// which cost more than the text itself, and the finished array was copied into a `Data`.
+///
+/// Only `reserve`, `putDecimal` and `append` make room; the other writers assume it was reserved,
+/// so that a run of small writes checks once. Public as SPI, and frozen, for the same reason as
+/// `BinaryObjects`: `package` methods are not inlined across modules, and the small writers must be.
+@_spi(Writing) @frozen public struct OutputBytes: ~Copyable {
+  @usableFromInline var start: UnsafeMutableRawPointer
+  @usableFromInline var count: Int
+  @usableFromInline var capacity: Int
+
+  /// Empty, with room for `capacity` bytes.
+  @inlinable public init(capacity: Int) {
+    self.capacity = max(capacity, 64)
+    count = 0
+    // `malloc`, so that `finish` can hand the memory to `Data` to free.
+    start = malloc(self.capacity)!
+  }
+
+  @inlinable deinit { free(start) }
+
+  /// The bytes, in the memory they were written in.
+  @inlinable public consuming func finish() -> Data {
+    let data = Data(bytesNoCopy: start, count: count, deallocator: .free)
+    discard self
+    return data
+  }
+
+  /// Makes room for `more` bytes after those written.
+  @inlinable @inline(__always) public mutating func reserve(_ more: Int) {
+    guard capacity &- count < more else { return }
+    capacity = max(capacity * 2, count + more)
+    start = realloc(start, capacity)!
+  }
+
+  /// One byte, in room reserved.
+  @inlinable @inline(__always) public mutating func put(_ byte: UInt8) {
+    start.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+    count &+= 1
+  }
+
+  /// `length` bytes from `bytes`, in room reserved.
+  @inlinable @inline(__always) public mutating func put(_ bytes: UnsafeRawPointer, _ length: Int) {
+    (start + count).copyMemory(from: bytes, byteCount: length)
+    count &+= length
+  }
+
+  /// Bytes, in room reserved.
+  @inlinable @inline(__always) public mutating func put(_ bytes: UnsafeRawBufferPointer) {
+    // An empty buffer may have no address.
+    guard let base = bytes.baseAddress else { return }
+    put(base, bytes.count)
+  }
+
+  /// `byte` `count` times, in room reserved.
+  @inlinable @inline(__always) public mutating func put(repeating byte: UInt8, count repeats: Int) {
+    (start + count).initializeMemory(as: UInt8.self, repeating: byte, count: repeats)
+    count &+= repeats
+  }
+
+  /// An integer in decimal, as `description` writes it, without making a `String`.
+  @inlinable public mutating func putDecimal(negative: Bool, magnitude: UInt64) {
+    // A sign and the 20 digits of `UInt64.max` at most.
+    reserve(21)
+    if negative { put(UInt8(ascii: "-")) }
+    var magnitude = magnitude
+    var digits = 1
+    var scale: UInt64 = 1
+    while magnitude / scale >= 10 {
+      scale &*= 10
+      digits &+= 1
+    }
+    for position in 0..<digits {
+      start.storeBytes(
+        of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude / scale),
+        toByteOffset: count &+ position, as: UInt8.self)
+      magnitude %= scale
+      scale /= 10
+    }
+    count &+= digits
+  }
+
+  /// `length` bytes, which `write` fills in all.
+  @inlinable public mutating func append(
+    _ length: Int, _ write: (UnsafeMutableRawPointer) -> Void
+  ) {
+    reserve(length)
+    write(start + count)
+    count &+= length
+  }
+}
