@@ -249,7 +249,7 @@ struct BatchRunner: Sendable {
   }
 
   /// Writes a window's results, a run of lines at a time, in order; whether every record was ok.
-  private func write(_ results: [(lines: Data, ok: Bool)]) -> Bool {
+  private func write(_ results: [RunResult]) -> Bool {
     var allOk = true
     for run in results {
       streams.writeStandardOutput(run.lines)
@@ -273,6 +273,9 @@ struct BatchRunner: Sendable {
     return descriptor
   }
 }
+
+/// A run of records done: their result lines, and whether every record was ok.
+typealias RunResult = (lines: Data, ok: Bool)
 
 /// Lines read for one window: ranges of the chunks they were read into.
 struct LineWindow {
@@ -387,7 +390,7 @@ private final class WindowInFlight: @unchecked Sendable {
   private let remaining: Atomic<Int>
   // Each slot is written by one thread (the one that took its run) and read only after the last
   // store, whose decrement and signal order every write before the reads.
-  private let slots: UnsafeMutableBufferPointer<(lines: Data, ok: Bool)?>
+  private let slots: UnsafeMutableBufferPointer<RunResult?>
 
   init(_ lines: LineWindow, firstLine: Int, threads: Int) {
     // Runs long enough that a thread takes the lock, and a buffer is made and written, once per
@@ -407,7 +410,7 @@ private final class WindowInFlight: @unchecked Sendable {
   }
 
   /// Processes the records of run `run`: their result lines, and whether every one was ok.
-  func process(_ run: Int, with processor: BatchProcessor) -> (lines: Data, ok: Bool) {
+  func process(_ run: Int, with processor: BatchProcessor) -> RunResult {
     let first = run * runLength
     let end = min(first + runLength, lines.count)
     // Room for the lines as long as the records, and their other fields: a blob's base64 comes out
@@ -425,13 +428,13 @@ private final class WindowInFlight: @unchecked Sendable {
     return (output.finish(), ok)
   }
 
-  func store(_ result: (lines: Data, ok: Bool), at run: Int) {
+  func store(_ result: RunResult, at run: Int) {
     slots[run] = result
     if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.signal() }
   }
 
   /// Waits for the window to be done and returns its runs' results in line order.
-  func results() -> [(lines: Data, ok: Bool)] {
+  func results() -> [RunResult] {
     done.wait()
     // Every run was taken by exactly one thread.
     return slots.compactMap { $0 }
