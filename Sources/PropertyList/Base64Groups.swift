@@ -117,21 +117,23 @@ package enum Base64Groups {
     let count = text.count
     var read = 0
     var written = 0
-    // Two groups a step while both are clean; the step that meets anything else is redone a
-    // group at a time below, which stops at the group that holds it.
-    while count &- read >= 8 {
-      let word = UInt64(littleEndian: text.loadUnaligned(fromByteOffset: read, as: UInt64.self))
-      let first =
-        t0[Int(word & 0xFF)] | t1[Int(word >> 8 & 0xFF)] | t2[Int(word >> 16 & 0xFF)]
-        | t3[Int(word >> 24 & 0xFF)]
-      let second =
-        t0[Int(word >> 32 & 0xFF)] | t1[Int(word >> 40 & 0xFF)] | t2[Int(word >> 48 & 0xFF)]
-        | t3[Int(word >> 56)]
-      guard (first | second) & invalid == 0 else { break }
-      out.storeBytes(of: first.littleEndian, toByteOffset: written, as: UInt32.self)
-      out.storeBytes(of: second.littleEndian, toByteOffset: written &+ 3, as: UInt32.self)
-      read &+= 8
-      written &+= 6
+    // Four groups a step while all are clean; the step that meets anything else is redone a
+    // group at a time below, which stops at the group that holds it. Each character is its own
+    // byte load: cheaper than taking bytes out of a wider load, which costs a shift and a mask.
+    while count &- read >= 16 {
+      let p = text.baseAddress.unsafelyUnwrapped + read
+      func c(_ offset: Int) -> Int { Int(p.load(fromByteOffset: offset, as: UInt8.self)) }
+      let g0 = t0[c(0)] | t1[c(1)] | t2[c(2)] | t3[c(3)]
+      let g1 = t0[c(4)] | t1[c(5)] | t2[c(6)] | t3[c(7)]
+      let g2 = t0[c(8)] | t1[c(9)] | t2[c(10)] | t3[c(11)]
+      let g3 = t0[c(12)] | t1[c(13)] | t2[c(14)] | t3[c(15)]
+      guard (g0 | g1 | g2 | g3) & invalid == 0 else { break }
+      out.storeBytes(of: g0.littleEndian, toByteOffset: written, as: UInt32.self)
+      out.storeBytes(of: g1.littleEndian, toByteOffset: written &+ 3, as: UInt32.self)
+      out.storeBytes(of: g2.littleEndian, toByteOffset: written &+ 6, as: UInt32.self)
+      out.storeBytes(of: g3.littleEndian, toByteOffset: written &+ 9, as: UInt32.self)
+      read &+= 16
+      written &+= 12
     }
     while count &- read >= 4 {
       let group =
