@@ -38,6 +38,9 @@ package final class BinaryPropertyListView {
         .limitExceeded,
         "input of \(data.count) bytes exceeds the limit of \(limits.maximumInputSize)")
     }
+    // The header and trailer first, in place: input that is not a binary plist at all (a large
+    // XML one, or noise) is then refused without being copied.
+    _ = try data.withUnsafeBytes { try BinaryParser<SpanBuilder>.validate($0, limits: limits) }
     // `malloc` rather than `allocate`, which on Linux takes the slower aligned path.
     guard let block = malloc(max(data.count, 1)) else {
       throw PropertyListError(.limitExceeded, "no memory for an input of \(data.count) bytes")

@@ -7,9 +7,9 @@ import Foundation
 /// that are handed out, so the bytes a line covers never change once it has been handed out.
 final class ReadChunk: @unchecked Sendable {
   /// The chunk's memory.
-  let base: UnsafeMutableRawPointer
+  private(set) var base: UnsafeMutableRawPointer
   /// Bytes the chunk can hold.
-  let capacity: Int
+  private(set) var capacity: Int
 
   /// A chunk with room for `capacity` bytes.
   init(capacity: Int) {
@@ -18,6 +18,15 @@ final class ReadChunk: @unchecked Sendable {
   }
 
   deinit { free(base) }
+
+  /// Gives the chunk room for `capacity` bytes, keeping as many of its bytes as fit. Only for a
+  /// chunk no line handed out refers to: its bytes may move.
+  func resize(to capacity: Int) {
+    // realloc: glibc moves a large block's pages rather than copying its bytes, so a long line
+    // is never resident twice while its chunk grows.
+    base = realloc(base, max(capacity, 1))!
+    self.capacity = capacity
+  }
 
   /// The bytes of `range`.
   func bytes(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
@@ -104,19 +113,30 @@ struct LineReader {
   }
 
   /// Reads more input after what is held. When the chunk has too little room left, the held bytes
-  /// move to a new chunk first (twice their size, for a long line): the old one's bytes may be in
-  /// lines handed out, and must not change.
+  /// move to its front, in a chunk twice their size for a long line. A chunk that lines handed out
+  /// still refer to is never written over: the held bytes then move to a new chunk.
   private mutating func fill() throws {
     if chunk.capacity - end < Self.readSize / 2 {
       let held = end - start
-      let next = ReadChunk(capacity: max(Self.readSize, held * 2))
-      next.base.copyMemory(from: chunk.base + start, byteCount: held)
-      chunk = next
+      let capacity = max(Self.readSize, held * 2)
+      if isKnownUniquelyReferenced(&chunk) {
+        // No line from this chunk is held anywhere else (each holds a reference to it).
+        if start > 0 { memmove(chunk.base, chunk.base + start, held) }
+        if chunk.capacity != capacity { chunk.resize(to: capacity) }
+      } else {
+        let next = ReadChunk(capacity: capacity)
+        next.base.copyMemory(from: chunk.base + start, byteCount: held)
+        chunk = next
+      }
       start = 0
       end = held
     }
+    // No more than a read's worth at a time, however much room a long line's chunk has: a line
+    // over the limit is then given up on within a read of passing it, before its bytes fill the
+    // chunk.
     let count = try readPart(
-      UnsafeMutableRawBufferPointer(start: chunk.base + end, count: chunk.capacity - end))
+      UnsafeMutableRawBufferPointer(
+        start: chunk.base + end, count: min(chunk.capacity - end, Self.readSize)))
     if count == 0 { atEndOfInput = true }
     end += count
   }

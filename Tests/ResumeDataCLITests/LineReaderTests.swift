@@ -13,15 +13,19 @@ struct LineReaderTests {
   }
 
   /// Reads `input` whole with `reader`, handing it out in parts of the sizes `parts` gives in
-  /// turn; every line is kept (with its chunk) to the end, so a chunk written over after its lines
-  /// were handed out shows as wrong bytes.
+  /// turn. Lines for which `keep` is true (all by default) are kept, with their chunk, to the end,
+  /// so a chunk written over after its lines were handed out shows as wrong bytes; the others are
+  /// copied out and let go at once, so that their chunks can be reused.
   static func lines(
-    of input: [UInt8], maximumLength: Int, parts: @escaping (Int) -> Int
-  ) throws -> [Expected] {
+    of input: [UInt8], maximumLength: Int, keep: (Int) -> Bool = { _ in true },
+    parts: @escaping (Int) -> Int
+  ) throws -> (lines: [Expected], largestRead: Int) {
     var offset = 0
     var calls = 0
+    var largestRead = 0
     var reader = LineReader(maximumLength: maximumLength) { buffer in
       calls += 1
+      largestRead = max(largestRead, buffer.count)
       let count = min(buffer.count, input.count - offset, parts(calls))
       guard count > 0 else { return 0 }
       input.withUnsafeBytes {
@@ -30,14 +34,24 @@ struct LineReaderTests {
       offset += count
       return count
     }
-    var held: [LineReader.Line] = []
-    while let line = try reader.next() { held.append(line) }
-    return held.map {
-      switch $0 {
+    func expected(_ line: LineReader.Line) -> Expected {
+      switch line {
       case .text(let chunk, let range): .text(Array(chunk.bytes(range)))
       case .tooLong(let length): .tooLong(length)
       }
     }
+    var lines: [Expected?] = []
+    var held: [(index: Int, line: LineReader.Line)] = []
+    while let line = try reader.next() {
+      if keep(lines.count) {
+        held.append((lines.count, line))
+        lines.append(nil)
+      } else {
+        lines.append(expected(line))
+      }
+    }
+    for (index, line) in held { lines[index] = expected(line) }
+    return (lines.map { $0! }, largestRead)
   }
 
   @Test(
@@ -56,7 +70,7 @@ struct LineReaderTests {
       expected.append(.text(line))
     }
     let sizes = (0..<64).map { _ in Int.random(in: 1...300_000, using: &random) }
-    let lines = try Self.lines(of: input, maximumLength: 1 << 20) { sizes[$0 % sizes.count] }
+    let lines = try Self.lines(of: input, maximumLength: 1 << 20) { sizes[$0 % sizes.count] }.lines
     #expect(lines.count == expected.count)
     // The first line that differs, rather than megabytes of both.
     #expect(zip(lines, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset == nil)
@@ -71,7 +85,7 @@ struct LineReaderTests {
       ten + [0x0A] + ten + [0x0D, 0x0A] + ten + [0x41, 0x0A] + ten + [0x41, 0x0D, 0x0A]
       + ten + Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8) + [0x0D, 0x0A] + [0x42, 0x0A] + ten
       + [0x41, 0x0D]
-    let lines = try Self.lines(of: input, maximumLength: 10) { _ in partSize }
+    let lines = try Self.lines(of: input, maximumLength: 10) { _ in partSize }.lines
     #expect(
       lines == [
         .text(ten), .text(ten), .tooLong(11), .tooLong(11), .tooLong(36), .text([0x42]),
@@ -82,9 +96,38 @@ struct LineReaderTests {
   @Test("A last line without a line break is a line; a final line break adds no empty line")
   func lastLine() throws {
     #expect(
-      try Self.lines(of: Array("a\n\nb".utf8), maximumLength: 5) { _ in 1 }
+      try Self.lines(of: Array("a\n\nb".utf8), maximumLength: 5) { _ in 1 }.lines
         == [.text([0x61]), .text([]), .text([0x62])])
-    #expect(try Self.lines(of: Array("a\r\n".utf8), maximumLength: 5) { _ in 2 } == [.text([0x61])])
-    #expect(try Self.lines(of: [], maximumLength: 5) { _ in 1 } == [])
+    #expect(
+      try Self.lines(of: Array("a\r\n".utf8), maximumLength: 5) { _ in 2 }.lines == [.text([0x61])])
+    #expect(try Self.lines(of: [], maximumLength: 5) { _ in 1 }.lines == [])
+  }
+
+  @Test(
+    "Lines of up to 3 MiB, some let go as soon as read: a chunk no line refers to is reused or grown in place, and a held one is never written over",
+    arguments: [0, 1, 3])
+  func longLinesLetGo(keepEvery: Int) throws {
+    var random = SeededGenerator(seed: 7 + UInt64(keepEvery))
+    var input: [UInt8] = []
+    var expected: [Expected] = []
+    for index in 0..<24 {
+      // Short lines between long ones, so that chunks hold the ends of one and the starts of others.
+      let length = index % 3 == 0 ? Int.random(in: 0...3 << 20, using: &random) : index * 101
+      let seed = UInt8(truncatingIfNeeded: index)
+      let line = (0..<length).map {
+        UInt8(0x20 + (UInt32(truncatingIfNeeded: $0) &* 31 &+ UInt32(seed)) % 95)
+      }
+      input += line
+      input += [0x0A]
+      expected.append(length > 2 << 20 ? .tooLong(length) : .text(line))
+    }
+    let (lines, largestRead) = try Self.lines(
+      of: input, maximumLength: 2 << 20, keep: { keepEvery > 0 && $0 % keepEvery == 0 },
+      parts: { _ in .max })
+    #expect(lines.count == expected.count)
+    #expect(zip(lines, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset == nil)
+    // However much room a long line's chunk has, a read asks for one read's worth at most: a
+    // line over the limit is given up on before its bytes fill the chunk.
+    #expect(largestRead == LineReader.readSize)
   }
 }
