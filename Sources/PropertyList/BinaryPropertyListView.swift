@@ -38,15 +38,19 @@ package final class BinaryPropertyListView {
         .limitExceeded,
         "input of \(data.count) bytes exceeds the limit of \(limits.maximumInputSize)")
     }
-    // The header and trailer first, in place: input that is not a binary plist at all (a large
-    // XML one, or noise) is then refused without being copied.
-    _ = try data.withUnsafeBytes { try BinaryParser<SpanBuilder>.validate($0, limits: limits) }
-    // `malloc` rather than `allocate`, which on Linux takes the slower aligned path.
-    guard let block = malloc(max(data.count, 1)) else {
-      throw PropertyListError(.limitExceeded, "no memory for an input of \(data.count) bytes")
+    let storage = try data.withUnsafeBytes { bytes in
+      // The header and trailer first, in place: input that is not a binary plist at all (a large
+      // XML one, or noise) is then refused without being copied.
+      _ = try BinaryParser<SpanBuilder>.validate(bytes, limits: limits)
+      // `malloc` rather than `allocate`, which on Linux takes the slower aligned path.
+      guard let block = malloc(max(bytes.count, 1)) else {
+        throw PropertyListError(.limitExceeded, "no memory for an input of \(bytes.count) bytes")
+      }
+      let storage = UnsafeMutableRawBufferPointer(start: block, count: bytes.count)
+      storage.copyMemory(from: bytes)
+      return storage
     }
-    let storage = UnsafeMutableRawBufferPointer(start: block, count: data.count)
-    data.withUnsafeBytes { storage.copyMemory(from: $0) }
+    let block = storage.baseAddress!
     do {
       var parser = try BinaryParser<SpanBuilder>(UnsafeRawBufferPointer(storage), limits: limits)
       // One pass in index order accepts what writers produce; the walk from the top decides the
