@@ -13,8 +13,15 @@ extension ArchiverFlattener {
   /// for anything it does not follow exactly (non-ASCII constants, more than `maximumObjects`
   /// objects): callers then encode as usual.
   static func reproducesBytes(_ view: BinaryPropertyListView) -> Bool {
-    var check = CanonicalCheck(view)
-    return check.run()
+    let objectCount = view.objectCount
+    guard objectCount <= maximumObjectsChecked else { return false }
+    // Each list gets an entry only for an object it claims, so none holds more than every object.
+    return withUnsafeTemporaryAllocation(
+      of: UInt64.self, capacity: max(1, CanonicalCheck.lists * 2 * objectCount)
+    ) { memory in
+      var check = CanonicalCheck(view, memory: memory.baseAddress!)
+      return check.run()
+    }
   }
 
   /// Archives larger than this are encoded rather than checked: the check's lookups are linear.
@@ -37,30 +44,35 @@ private struct CanonicalCheck {
   // The index the flattener gives its next object, and where the writer puts it.
   var next = 0
   var position = 8
-  // Deduplicated constants and scalars, as input object indexes (each its own first occurrence).
-  var keyConstants: [Int] = []
-  var valueConstants: [Int] = []
-  var numbers: [(bits: UInt64, kind: UInt8, index: Int)] = []
-  var dates: [(bits: UInt64, index: Int)] = []
-  var uids: [(uid: UInt64, index: Int)] = []
+  // Deduplicated constants and scalars, as input object indexes (each its own first occurrence),
+  // in memory of the caller's rather than arrays: no uniqueness checks or reference counting in
+  // the walk. Constants are keyed by their length, the others by their bits.
+  var keyConstants: FirstOccurrences
+  var valueConstants: FirstOccurrences
+  var numbers: FirstOccurrences
+  var dates: FirstOccurrences
+  var uids: FirstOccurrences
+  /// How many lists of `FirstOccurrences` the check keeps.
+  static let lists = 5
   var firstTrue: Int?
   var firstFalse: Int?
   // A reusable buffer for expected encodings.
   var expected: [UInt8] = []
 
-  init(_ plist: BinaryPropertyListView) {
+  /// A check of `plist`, whose lists use `memory`: room for `lists * 2 * objectCount` words.
+  init(_ plist: BinaryPropertyListView, memory: UnsafeMutablePointer<UInt64>) {
     table = plist.objects
     self.plist = plist
     bytes = plist.rawBytes
     referenceSize = BinaryObjectEncoding.byteCount(UInt64(plist.objectCount))
     objectCount = plist.objectCount
     objectAreaEnd = plist.offsetTableOffset
-    // Room for a resume blob's constants and UIDs without regrowing (capped by `run`'s limit).
-    let room = min(plist.objectCount, 32)
-    keyConstants.reserveCapacity(room)
-    valueConstants.reserveCapacity(room)
-    uids.reserveCapacity(room)
-    numbers.reserveCapacity(8)
+    let room = 2 * objectCount
+    keyConstants = FirstOccurrences(memory, capacity: objectCount)
+    valueConstants = FirstOccurrences(memory + room, capacity: objectCount)
+    numbers = FirstOccurrences(memory + 2 * room, capacity: objectCount)
+    dates = FirstOccurrences(memory + 3 * room, capacity: objectCount)
+    uids = FirstOccurrences(memory + 4 * room, capacity: objectCount)
   }
 
   mutating func run() -> Bool {
@@ -116,8 +128,17 @@ private struct CanonicalCheck {
     switch table.kind(object) {
     case .uid:
       let uid = table.uid(object)
-      let size = uid <= 0xFF ? 1 : uid <= 0xFFFF ? 2 : uid <= 0xFFFF_FFFF ? 4 : 8
-      length = holds(0x80 | UInt8(size - 1), uid, size: size, at: position) ? 1 + size : nil
+      if uid <= 0xFF {
+        // What archives hold for their first 256 objects: marker and byte, in one comparison.
+        guard position < objectAreaEnd &- 1,
+          bytes.loadUnaligned(fromByteOffset: position, as: UInt16.self)
+            == UInt16(0x80 | uid << 8).littleEndian
+        else { return false }
+        length = 2
+      } else {
+        let size = uid <= 0xFFFF ? 2 : uid <= 0xFFFF_FFFF ? 4 : 8
+        length = holds(0x80 | UInt8(size - 1), uid, size: size, at: position) ? 1 + size : nil
+      }
     case .boolean:
       length = holds(table.boolean(object) ? 0x09 : 0x08, 0, size: 0, at: position) ? 1 : nil
     case .integer:
@@ -216,9 +237,8 @@ private struct CanonicalCheck {
     case .date:
       guard case .date(let date)? = plist.scalar(reference) else { return false }
       let bits = date.timeIntervalSinceReferenceDate.bitPattern
-      if let first = dates.first(where: { $0.bits == bits }) { return first.index == reference }
-      dates.append((bits, next))
-      return appendScalar(reference)
+      if let first = dates.first(bits) { return first == reference }
+      return dates.append(bits, next) && appendScalar(reference)
     case .data:
       return appendScalar(reference)
     case .boolean:
@@ -229,8 +249,8 @@ private struct CanonicalCheck {
       return first == reference && appendEncoding(of: reference)
     case .uid:
       let uid = table.uid(reference)
-      let first = uids.first(where: { $0.uid == uid })?.index ?? next
-      if first == next { uids.append((uid, next)) }
+      let first = uids.first(uid) ?? next
+      if first == next, !uids.append(uid, next) { return false }
       return first == reference && appendEncoding(of: reference)
     case .array:
       let count = table.count(reference)
@@ -286,17 +306,23 @@ private struct CanonicalCheck {
   /// followed (Swift's string equality, which the flattener's lookup uses, is then byte equality).
   private mutating func constant(_ reference: Int, isKey: Bool) -> Bool {
     guard let text = table.asciiBytes(reference) else { return false }
-    // Not through a local copy of the list: appending while a copy is alive would copy it.
     if let first = firstConstant(equalTo: text, in: isKey ? keyConstants : valueConstants) {
       return first == reference
     }
-    if isKey { keyConstants.append(reference) } else { valueConstants.append(reference) }
-    return appendScalar(reference)
+    let length = UInt64(text.count)
+    let appended =
+      isKey
+      ? keyConstants.append(length, reference) : valueConstants.append(length, reference)
+    return appended && appendScalar(reference)
   }
 
-  private func firstConstant(equalTo text: UnsafeRawBufferPointer, in known: [Int]) -> Int? {
-    for first in known {
-      guard let other = table.asciiBytes(first), other.count == text.count,
+  private func firstConstant(equalTo text: UnsafeRawBufferPointer, in known: FirstOccurrences)
+    -> Int?
+  {
+    let length = UInt64(text.count)
+    for entry in 0..<known.count where known.key(entry) == length {
+      let first = known.index(entry)
+      guard let other = table.asciiBytes(first),
         memcmp(other.baseAddress!, text.baseAddress!, text.count) == 0
       else { continue }
       return first
@@ -305,11 +331,49 @@ private struct CanonicalCheck {
   }
 
   /// `State.number`: integers and reals shared by value and kind.
-  private mutating func number(_ reference: Int, bits: UInt64, kind: UInt8) -> Bool {
-    if let first = numbers.first(where: { $0.bits == bits && $0.kind == kind }) {
-      return first.index == reference
+  private mutating func number(_ reference: Int, bits: UInt64, kind: UInt64) -> Bool {
+    if let first = numbers.first(bits, tag: kind) { return first == reference }
+    return numbers.append(bits, next, tag: kind) && appendScalar(reference)
+  }
+}
+
+/// The first occurrences of values: each a key (a value's bits, or a constant's length), a tag
+/// (a number's kind) and the object index it was given, in memory the check provides.
+private struct FirstOccurrences {
+  let keys: UnsafeMutablePointer<UInt64>
+  // Each entry's index shifted left twice, its tag in the two low bits.
+  let values: UnsafeMutablePointer<UInt64>
+  let capacity: Int
+  private(set) var count = 0
+
+  /// A list in `memory`, which has room for `2 * capacity` words.
+  init(_ memory: UnsafeMutablePointer<UInt64>, capacity: Int) {
+    keys = memory
+    values = memory + capacity
+    self.capacity = capacity
+  }
+
+  /// The key of the list's `entry`th first occurrence.
+  func key(_ entry: Int) -> UInt64 { keys[entry] }
+
+  /// The index given to the list's `entry`th first occurrence.
+  func index(_ entry: Int) -> Int { Int(truncatingIfNeeded: values[entry] >> 2) }
+
+  /// The index given to the first occurrence of `key` with `tag` (0 to 3), if there is one.
+  func first(_ key: UInt64, tag: UInt64 = 0) -> Int? {
+    for entry in 0..<count where keys[entry] == key && values[entry] & 3 == tag {
+      return index(entry)
     }
-    numbers.append((bits, kind, next))
-    return appendScalar(reference)
+    return nil
+  }
+
+  /// Records the first occurrence of `key` with `tag`, given `index`; false when the list is full
+  /// (which a walk that claims each object once never makes it, but a bound is kept all the same).
+  mutating func append(_ key: UInt64, _ index: Int, tag: UInt64 = 0) -> Bool {
+    guard count < capacity else { return false }
+    keys[count] = key
+    values[count] = UInt64(truncatingIfNeeded: index) << 2 | tag
+    count &+= 1
+    return true
   }
 }
