@@ -3,8 +3,10 @@ import Foundation
 /// Bytes read from an input, shared by the lines in them and by whoever holds those lines: lines
 /// are handed out as ranges of the chunk they were read into, never copied out of it.
 ///
-/// A chunk's bytes are written by the reader only past its `end`, and only lines wholly before
-/// that are handed out, so the bytes a line covers never change once it has been handed out.
+/// While a line handed out refers to a chunk, the reader writes its bytes only past its `end`, and
+/// only lines wholly before that are handed out, so the bytes a line covers never change once it
+/// has been handed out. Only a chunk nothing else refers to is written over or moved (`resize`):
+/// then no other thread can be reading it.
 final class ReadChunk: @unchecked Sendable {
   /// The chunk's memory.
   private(set) var base: UnsafeMutableRawPointer
