@@ -40,10 +40,25 @@ package enum Base64Groups {
   /// Writes the base64 of `input` at `out` (which has room for `encodedCount(input.count)`
   /// characters), padded with `=`.
   package static func encode(_ input: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) {
-    alphabet.withUnsafeBufferPointer { table in
-      pairs.withUnsafeBufferPointer { pairs in
-        encode(input, table: table, pairs: pairs, into: out)
-      }
+    withEncoder { $0.encode(input, into: out) }
+  }
+
+  /// `encode`, with its tables found once for many calls (a global's every use costs a check that
+  /// it is initialized): for writers of many short lines.
+  package struct Encoder {
+    fileprivate let table: UnsafeBufferPointer<UInt8>
+    fileprivate let pairs: UnsafeBufferPointer<UInt16>
+
+    /// `Base64Groups.encode(input, into: out)`.
+    package func encode(_ input: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) {
+      Base64Groups.encode(input, table: table, pairs: pairs, into: out)
+    }
+  }
+
+  /// Runs `body` with an encoder, valid only inside it.
+  package static func withEncoder<Result>(_ body: (Encoder) throws -> Result) rethrows -> Result {
+    try alphabet.withUnsafeBufferPointer { table in
+      try pairs.withUnsafeBufferPointer { pairs in try body(Encoder(table: table, pairs: pairs)) }
     }
   }
 
@@ -102,9 +117,24 @@ package enum Base64Groups {
   package static func decodeWholeGroups(
     _ text: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer
   ) -> (read: Int, written: Int) {
-    quadruples.withUnsafeBufferPointer {
-      decodeWholeGroups(text, tables: $0.baseAddress!, into: out)
+    withDecoder { $0.decodeWholeGroups(text, into: out) }
+  }
+
+  /// `decodeWholeGroups`, with its tables found once for many calls: for readers of many lines.
+  package struct Decoder {
+    fileprivate let tables: UnsafePointer<UInt32>
+
+    /// `Base64Groups.decodeWholeGroups(text, into: out)`.
+    package func decodeWholeGroups(
+      _ text: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer
+    ) -> (read: Int, written: Int) {
+      Base64Groups.decodeWholeGroups(text, tables: tables, into: out)
     }
+  }
+
+  /// Runs `body` with a decoder, valid only inside it.
+  package static func withDecoder<Result>(_ body: (Decoder) throws -> Result) rethrows -> Result {
+    try quadruples.withUnsafeBufferPointer { try body(Decoder(tables: $0.baseAddress!)) }
   }
 
   private static func decodeWholeGroups(

@@ -621,7 +621,10 @@ struct Base64Decoder {
     return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { decoded in
       var state = (accumulator: accumulator, sextets: sextets, padding: padding)
       let (written, failure) = Self.table.withUnsafeBufferPointer { table in
-        Self.decode(chunk, table: table, into: decoded.baseAddress!, state: &state)
+        Base64Groups.withDecoder { groups in
+          Self.decode(
+            chunk, table: table, groups: groups, into: decoded.baseAddress!, state: &state)
+        }
       }
       (accumulator, sextets, padding) = state
       output.append(contentsOf: UnsafeBufferPointer(start: decoded.baseAddress, count: written))
@@ -634,7 +637,7 @@ struct Base64Decoder {
   // The loop, apart from `self` and its closures so that its state stays in registers.
   private static func decode(
     _ chunk: UnsafeBufferPointer<UInt8>, table: UnsafeBufferPointer<UInt8>,
-    into decoded: UnsafeMutablePointer<UInt8>,
+    groups: Base64Groups.Decoder, into decoded: UnsafeMutablePointer<UInt8>,
     state: inout (accumulator: UInt32, sextets: Int, padding: Int)
   ) -> (written: Int, failure: String?) {
     var (accumulator, sextets, padding) = state
@@ -647,7 +650,7 @@ struct Base64Decoder {
       // bytes each, exactly what the code below makes of them one by one. The buffer has room
       // for the extra byte the group loop stores.
       if sextets == 0, padding == 0, count &- index >= 4 {
-        let (read, decodedBytes) = Base64Groups.decodeWholeGroups(
+        let (read, decodedBytes) = groups.decodeWholeGroups(
           UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(chunk)[index...]),
           into: decoded + written)
         // Both bounded by the chunk's length, which is in memory.

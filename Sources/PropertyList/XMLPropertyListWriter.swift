@@ -188,18 +188,20 @@ public struct XMLPropertyListWriter: Sendable {
       fullLines * fullLine + (rest > 0 ? indent + Base64Groups.encodedCount(rest) + 1 : 0)
     out.append(length) { text in
       data.withUnsafeBytes { bytes in
-        var position = 0
-        var read = 0
-        while read < count {
-          let take = min(bytesPerLine, count - read)
-          (text + position).initializeMemory(as: UInt8.self, repeating: 0x09, count: indent)
-          position += indent
-          Base64Groups.encode(
-            UnsafeRawBufferPointer(rebasing: bytes[read..<(read + take)]), into: text + position)
-          position += Base64Groups.encodedCount(take)
-          text.storeBytes(of: 0x0A, toByteOffset: position, as: UInt8.self)
-          position += 1
-          read += take
+        Base64Groups.withEncoder { encoder in
+          var position = 0
+          var read = 0
+          while read < count {
+            let take = min(bytesPerLine, count - read)
+            (text + position).initializeMemory(as: UInt8.self, repeating: 0x09, count: indent)
+            position += indent
+            encoder.encode(
+              UnsafeRawBufferPointer(rebasing: bytes[read..<(read + take)]), into: text + position)
+            position += Base64Groups.encodedCount(take)
+            text.storeBytes(of: 0x0A, toByteOffset: position, as: UInt8.self)
+            position += 1
+            read += take
+          }
         }
       }
     }
