@@ -159,6 +159,27 @@ struct BinaryScanTests {
     #expect(BinaryViewDifferential.difference(data) == nil)
   }
 
+  @Test(
+    "Input that is not a binary plist: the view refuses it with the reader's own error",
+    arguments: [
+      Data("bplist00".utf8),
+      Data(repeating: 0x41, count: 45),
+      Data("bplist15".utf8) + Data(repeating: 0, count: 40),
+      Data("<?xml version=\"1.0\"?><plist><true/></plist>".utf8),
+      Data("bplist00".utf8) + Data([0x09]) + Data(repeating: 0, count: 26) + Data([1, 1])
+        + Data(repeating: 0, count: 24),
+    ])
+  func notBinary(_ data: Data) {
+    // The header and trailer are checked before the view copies its input.
+    let reader = #expect(throws: PropertyListError.self) {
+      try BinaryPropertyListReader().read(data)
+    }
+    let view = #expect(throws: PropertyListError.self) {
+      try BinaryPropertyListView(validating: data, limits: .default)
+    }
+    #expect(view.map { "\($0)" } == reader.map { "\($0)" })
+  }
+
   @Test("A byte above 0x7F anywhere in an ASCII string is refused at its offset", arguments: 1...70)
   func nonASCIIByte(length: Int) throws {
     let start = length < 15 ? 9 : 11
