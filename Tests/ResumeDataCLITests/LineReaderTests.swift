@@ -121,13 +121,19 @@ struct LineReaderTests {
       input += [0x0A]
       expected.append(length > 2 << 20 ? .tooLong(length) : .text(line))
     }
-    let (lines, largestRead) = try Self.lines(
-      of: input, maximumLength: 2 << 20, keep: { keepEvery > 0 && $0 % keepEvery == 0 },
-      parts: { _ in .max })
-    #expect(lines.count == expected.count)
-    #expect(zip(lines, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset == nil)
-    // However much room a long line's chunk has, a read asks for one read's worth at most: a
-    // line over the limit is given up on before its bytes fill the chunk.
-    #expect(largestRead == LineReader.readSize)
+    // Whole reads, then reads cut short at random (as a pipe delivers them): held bytes then sit
+    // at every offset of a chunk when it is reused or grown.
+    let short = (0..<64).map { _ in Int.random(in: 1...100_000, using: &random) }
+    for parts in [{ (_: Int) in Int.max }, { short[$0 % short.count] }] {
+      let (lines, largestRead) = try Self.lines(
+        of: input, maximumLength: 2 << 20, keep: { keepEvery > 0 && $0 % keepEvery == 0 },
+        parts: parts)
+      #expect(lines.count == expected.count)
+      #expect(
+        zip(lines, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset == nil)
+      // However much room a long line's chunk has, a read asks for one read's worth at most: a
+      // line over the limit is given up on before its bytes fill the chunk.
+      #expect(largestRead == LineReader.readSize)
+    }
   }
 }
