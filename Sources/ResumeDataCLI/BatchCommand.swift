@@ -282,7 +282,7 @@ struct LineWindow {
   /// The chunks the lines are in, in reading order.
   private(set) var chunks: [ReadChunk] = []
   /// Each line: the index of its chunk and its range there, or the length of a line too long.
-  private(set) var lines: [(chunk: Int, range: Range<Int>)] = []
+  private var lines: [(chunk: Int, range: Range<Int>)] = []
   /// Bytes of the lines.
   private(set) var bytes = 0
 
@@ -300,6 +300,12 @@ struct LineWindow {
       // No chunk: its length where the range would be.
       lines.append((-1, 0..<length))
     }
+  }
+
+  /// The bytes of line `index` held (none for a line too long).
+  func heldBytes(_ index: Int) -> Int {
+    let line = lines[index]
+    return line.chunk >= 0 ? line.range.count : 0
   }
 
   /// Line `index`, as the processor takes it.
@@ -416,10 +422,7 @@ private final class WindowInFlight: @unchecked Sendable {
     // Room for the lines as long as the records, and their other fields: a blob's base64 comes out
     // about as long as it went in.
     var room = 0
-    for index in first..<end {
-      let line = lines.lines[index]
-      room += (line.chunk >= 0 ? line.range.count : 0) + 768
-    }
+    for index in first..<end { room += lines.heldBytes(index) + 768 }
     var output = JSONLine(capacity: room)
     var ok = true
     for index in first..<end {

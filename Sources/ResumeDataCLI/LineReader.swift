@@ -119,19 +119,7 @@ struct LineReader {
   /// still refer to is never written over: the held bytes then move to a new chunk.
   private mutating func fill() throws {
     if chunk.capacity - end < Self.readSize / 2 {
-      let held = end - start
-      let capacity = max(Self.readSize, held * 2)
-      if isKnownUniquelyReferenced(&chunk) {
-        // No line from this chunk is held anywhere else (each holds a reference to it).
-        if start > 0 { memmove(chunk.base, chunk.base + start, held) }
-        if chunk.capacity != capacity { chunk.resize(to: capacity) }
-      } else {
-        let next = ReadChunk(capacity: capacity)
-        next.base.copyMemory(from: chunk.base + start, byteCount: held)
-        chunk = next
-      }
-      start = 0
-      end = held
+      moveHeldBytesToFront(capacity: max(Self.readSize, (end - start) * 2))
     }
     // No more than a read's worth at a time, however much room a long line's chunk has: a line
     // over the limit is then given up on within a read of passing it, before its bytes fill the
@@ -143,15 +131,31 @@ struct LineReader {
     end += count
   }
 
+  /// Moves the held bytes to the front of a chunk of `capacity` bytes: this one, resized, when no
+  /// line handed out refers to it (each holds a reference to it); else a new one, since the bytes
+  /// of a line handed out must not change.
+  private mutating func moveHeldBytesToFront(capacity: Int) {
+    let held = end - start
+    if isKnownUniquelyReferenced(&chunk) {
+      if start > 0 { memmove(chunk.base, chunk.base + start, held) }
+      if chunk.capacity != capacity { chunk.resize(to: capacity) }
+    } else {
+      let next = ReadChunk(capacity: capacity)
+      next.base.copyMemory(from: chunk.base + start, byteCount: held)
+      chunk = next
+    }
+    start = 0
+    end = held
+  }
+
   /// Drops the held start of an over-long line and reads on to its line break; the line's length,
   /// less its line break (`\n` or `\r\n`).
   private mutating func skipRestOfLine() throws -> Int {
     var length = end - start
     var last = byte(at: end - 1)
-    // A chunk of its own: the old one's bytes may be in lines handed out.
-    chunk = ReadChunk(capacity: Self.readSize)
-    start = 0
-    end = 0
+    // The held start is dropped, and a chunk grown for it goes back to a read's size.
+    start = end
+    moveHeldBytesToFront(capacity: Self.readSize)
     while true {
       let count = try readPart(
         UnsafeMutableRawBufferPointer(start: chunk.base, count: chunk.capacity))
