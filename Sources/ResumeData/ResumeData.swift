@@ -463,14 +463,20 @@ public struct ResumeData: Sendable, Hashable {
   ///
   /// - Parameter eagerly: decode the request archives in full rather than read them in place.
   mutating func refreshRequests(eagerly: Bool = false) {
-    decodedCurrentRequest = request(
-      ResumeDataKey.currentRequest, field: "currentRequest", eagerly: eagerly)
-    decodedOriginalRequest = request(
-      ResumeDataKey.originalRequest, field: "originalRequest", eagerly: eagerly)
+    let currentBytes = data(ResumeDataKey.currentRequest)
+    let originalBytes = data(ResumeDataKey.originalRequest)
+    decodedCurrentRequest = request(currentBytes, field: "currentRequest", eagerly: eagerly)
+    // A blob often archives one request twice (no redirect, or a repair that filled one from the
+    // other): the same bytes decode to the same value, so the second decoding is skipped.
+    if let currentBytes, currentBytes == originalBytes {
+      decodedOriginalRequest = decodedCurrentRequest
+    } else {
+      decodedOriginalRequest = request(originalBytes, field: "originalRequest", eagerly: eagerly)
+    }
   }
 
-  private func request(_ key: String, field: String, eagerly: Bool) -> URLRequestArchive? {
-    if let bytes = data(key) {
+  private func request(_ bytes: Data?, field: String, eagerly: Bool) -> URLRequestArchive? {
+    if let bytes {
       if eagerly { return try? URLRequestArchive(archive: KeyedArchive(decoding: bytes)) }
       return try? URLRequestArchive(decoding: bytes)
     }

@@ -49,6 +49,30 @@ struct ResumeDataDecodingTests {
     }
   }
 
+  @Test(
+    "Each request is its own archive's, whether the two archives differ or are the same bytes",
+    arguments: [
+      "get-22-slots.archive", "post-body-headers.archive", "no-http-message-16-slots.archive",
+    ], [false, true])
+  func distinctRequests(original: String, keyed: Bool) throws {
+    let originalBytes = try requestArchive(original)
+    var entries = try plainEntries(version: 4)
+    entries[ResumeDataKey.originalRequest] = .data(originalBytes)
+    let bytes =
+      keyed ? try keyedBlob(entries) : try PropertyListValue.dictionary(entries).encoded(as: .xml)
+    let resume = try ResumeData(decoding: bytes)
+    func summary(_ request: URLRequestArchive?) -> [String] {
+      guard let request else { return ["none"] }
+      return [request.url ?? "-", request.httpMethod ?? "-", "\(request.body?.count ?? -1)"]
+        + request.headerFields.map { "\($0.name): \($0.value)" }
+    }
+    let current = try URLRequestArchive(decoding: requestArchive("get-22-slots.archive"))
+    let expected = try URLRequestArchive(decoding: originalBytes)
+    #expect(summary(resume.currentRequest) == summary(current))
+    #expect(summary(resume.originalRequest) == summary(expected))
+    #expect((summary(current) == summary(expected)) == (original == "get-22-slots.archive"))
+  }
+
   @Test("The WebKit wrapper's inner Network.framework blob is decoded too")
   func webKitNested() throws {
     let blob = try blobs().first { $0.generation == .networkFrameworkWebKit }!
