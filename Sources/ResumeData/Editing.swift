@@ -12,6 +12,14 @@ extension ResumeData {
   /// - Throws: `ResumeDataError` with code `.unsupported` for Network.framework blobs, whose fields
   ///   are objects rather than dictionary values.
   public mutating func setEntry(_ key: String, _ value: PropertyListValue?) throws {
+    try setEntry(key, value, refreshingRequests: true)
+  }
+
+  /// `setEntry(key, value)`; with `refreshingRequests` false, a request archive set is decoded
+  /// only when the caller sets the last of several.
+  mutating func setEntry(_ key: String, _ value: PropertyListValue?, refreshingRequests: Bool)
+    throws
+  {
     guard generation != .networkFramework else {
       throw ResumeDataError(
         .unsupported,
@@ -26,7 +34,7 @@ extension ResumeData {
     entries[key] = value
     isEdited = true
     entryKeysAreKnown = Unequated(false)
-    if Self.requestKeys.contains(key) { refreshRequests() }
+    if refreshingRequests, Self.requestKeys.contains(key) { refreshRequests() }
   }
 
   /// Points the blob at a new URL: `NSURLSessionDownloadURL` and the URL of both request archives.
@@ -57,7 +65,7 @@ extension ResumeData {
     return changes
   }
 
-  /// Adds or replaces (matched without regard to case, keeping its place) a header field of both
+  /// Adds or replaces (matched without regard to ASCII case, keeping its place) a header field of both
   /// request archives, or removes it when `value` is nil.
   ///
   /// - Returns: one `edited` finding per request archive changed.
@@ -103,16 +111,43 @@ extension ResumeData {
         "the requests of a Network.framework blob are objects of its archive; editing them is not supported",
         at: "")
     }
-    for key in Self.requestKeys {
-      guard let bytes = entries[key]?.dataValue else { continue }
-      let edited = try ResumeDataError.wrapping(at: key) { () -> Data? in
-        guard let changed = try edit(URLRequestArchive(decoding: bytes)) else { return nil }
-        return try changed.encoded()
-      }
-      guard let edited, edited != bytes else { continue }
-      try setEntry(key, .data(edited))
+    let edited = try rewriteRequests { _, bytes in
+      guard let changed = try edit(URLRequestArchive(decoding: bytes)) else { return nil }
+      let edited = try changed.encoded()
+      return edited == bytes ? nil : edited
+    }
+    for key in edited {
       changes.append(Finding("edited", .info, "\(change) in the request archive", path: key))
     }
+  }
+
+  /// Replaces each request archive present with `rewrite` of it (nil leaves it as it is), and
+  /// returns the keys replaced, current first.
+  ///
+  /// An original request that is the current one's bytes again (no redirect) is rewritten once,
+  /// and the requests are decoded again once, after the last is set.
+  mutating func rewriteRequests(_ rewrite: (_ index: Int, _ bytes: Data) throws -> Data?)
+    throws -> [String]
+  {
+    var replacements: [(key: String, bytes: Data)] = []
+    var previous: (bytes: Data, rewritten: Data?)?
+    for (index, key) in Self.requestKeys.enumerated() {
+      guard let bytes = entries[key]?.dataValue else { continue }
+      let rewritten: Data?
+      if let previous, previous.bytes == bytes {
+        rewritten = previous.rewritten
+      } else {
+        rewritten = try ResumeDataError.wrapping(at: key) { try rewrite(index, bytes) }
+        previous = (bytes, rewritten)
+      }
+      if let rewritten { replacements.append((key, rewritten)) }
+    }
+    for (position, replacement) in replacements.enumerated() {
+      try setEntry(
+        replacement.key, .data(replacement.bytes),
+        refreshingRequests: position == replacements.count - 1)
+    }
+    return replacements.map(\.key)
   }
 
   /// The blob written afresh after an edit: plain dictionaries in their own format; keyed ones
@@ -181,26 +216,21 @@ extension ResumeData {
   mutating func convertRequests(to layout: URLRequestArchive.Layout, rule: String) throws
     -> [Finding]
   {
-    var findings = [Finding]()
-    for (index, key) in Self.requestKeys.enumerated() {
-      guard let bytes = entries[key]?.dataValue else { continue }
-      let rewritten = try ResumeDataError.wrapping(at: key) { () -> Data? in
-        // Decoded from these bytes when the blob was read or the key last set; decoded again only
-        // when that failed, for its error.
-        let request = try decodedRequest(index) ?? URLRequestArchive(decoding: bytes)
-        guard request.layout != layout else { return nil }
-        return try request.converted(to: layout).encoded()
-      }
-      guard let rewritten else { continue }
-      try setEntry(key, .data(rewritten))
-      findings.append(
-        Finding(
-          rule, .info,
-          layout == .dollarNumbered
-            ? "request archive rewritten to the $N layout under root, which iOS 10.0–10.1 reads"
-            : "request archive rewritten to the standard layout under NSKeyedArchiveRootObjectKey",
-          path: key))
+    // Decoded from these bytes when the blob was read or the key last set; decoded again only
+    // when that failed, for its error.
+    let decoded = [decodedRequest(0), decodedRequest(1)]
+    let rewritten = try rewriteRequests { index, bytes in
+      let request = try decoded[index] ?? URLRequestArchive(decoding: bytes)
+      guard request.layout != layout else { return nil }
+      return try request.converted(to: layout).encoded()
     }
-    return findings
+    return rewritten.map { key in
+      Finding(
+        rule, .info,
+        layout == .dollarNumbered
+          ? "request archive rewritten to the $N layout under root, which iOS 10.0–10.1 reads"
+          : "request archive rewritten to the standard layout under NSKeyedArchiveRootObjectKey",
+        path: key)
+    }
   }
 }
