@@ -57,6 +57,12 @@ enum ArchiverFlattener {
   ) -> BinaryPropertyListObjectTable {
     var state = State()
     state.classNameSharing = classNameSharing
+    // Growing a table hashes every key again: room for as many as the archive can have.
+    if case .dictionary(let envelope) = propertyList,
+      case .array(let objects)? = envelope["$objects"]
+    {
+      state.reserveCapacity(objects.count + envelope.count)
+    }
     let top = state.flatten(propertyList, isObjectsEntry: false, isObjectsArray: false)
     return BinaryPropertyListObjectTable(objects: state.objects, topObject: top)
   }
@@ -76,6 +82,14 @@ enum ArchiverFlattener {
     var firstTrue: Int?
     var firstFalse: Int?
     var classNameSharing: [String: Bool] = [:]
+
+    mutating func reserveCapacity(_ count: Int) {
+      objects.reserveCapacity(count)
+      keyConstants.reserveCapacity(count)
+      valueConstants.reserveCapacity(count)
+      numbers.reserveCapacity(count)
+      uids.reserveCapacity(count)
+    }
 
     mutating func append(_ object: BinaryPropertyListObjectTable.Object) -> Int {
       objects.append(object)
@@ -163,23 +177,36 @@ enum ArchiverFlattener {
     }
 
     mutating func constant(_ string: String, isKey: Bool) -> Int {
-      // Swift's String equality is canonical equivalence; CoreFoundation shares only identical text.
-      if let existing = isKey ? keyConstants[string] : valueConstants[string],
-        case .scalar(.string(let stored)) = objects[existing],
-        stored.utf8.elementsEqual(string.utf8)
-      {
-        return existing
+      // One lookup finds the slot and fills it when empty (a lookup, then an insert, hashed the
+      // string twice).
+      let next = objects.count
+      let found =
+        isKey
+        ? Self.firstOrInsert(&keyConstants[string], next)
+        : Self.firstOrInsert(&valueConstants[string], next)
+      if let found {
+        // Swift's String equality is canonical equivalence; CoreFoundation shares only identical
+        // text.
+        if case .scalar(.string(let stored)) = objects[found],
+          stored.utf8.elementsEqual(string.utf8)
+        {
+          return found
+        }
+        if isKey { keyConstants[string] = next } else { valueConstants[string] = next }
       }
-      let index = append(.scalar(.string(string)))
-      if isKey { keyConstants[string] = index } else { valueConstants[string] = index }
-      return index
+      return append(.scalar(.string(string)))
     }
 
     mutating func number(_ key: NumberKey, _ value: PropertyListValue) -> Int {
-      if let existing = numbers[key] { return existing }
-      let index = append(.scalar(value))
-      numbers[key] = index
-      return index
+      if let found = Self.firstOrInsert(&numbers[key], objects.count) { return found }
+      return append(.scalar(value))
+    }
+
+    /// The value of a table's slot, or nil after putting `index` in the empty slot.
+    private static func firstOrInsert(_ slot: inout Int?, _ index: Int) -> Int? {
+      if let found = slot { return found }
+      slot = index
+      return nil
     }
   }
 }

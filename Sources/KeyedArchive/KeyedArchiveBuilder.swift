@@ -27,14 +27,14 @@ public struct KeyedArchiveBuilder: Sendable {
           [("NS.string", .string(string))]
         }
       }
-      if let existing = stringUIDs[string],
-        objects[Int(existing)].stringValue?.utf8.elementsEqual(string.utf8) == true
-      {
-        return existing
+      let next = UInt64(objects.count)
+      if let existing = Self.firstOrInsert(&stringUIDs[string], next) {
+        if objects[Int(existing)].stringValue?.utf8.elementsEqual(string.utf8) == true {
+          return existing
+        }
+        stringUIDs[string] = next
       }
-      let uid = append(.string(string))
-      stringUIDs[string] = uid
-      return uid
+      return append(.string(string))
     case .integer(let integer):
       return number(.integer(integer))
     case .real(let real):
@@ -114,10 +114,22 @@ public struct KeyedArchiveBuilder: Sendable {
     let uid = append(.string("$null"))
     let encoded = fields(&self)
     let classUID = classObject(classChain)
+    // Appended unchecked, then folded once (a repeated key keeps its first place and last value,
+    // as setting each in turn would): setting each searched the keys before it.
     var dictionary = PropertyListDictionary()
-    if classFirst { dictionary["$class"] = .uid(classUID) }
-    for (key, value) in encoded { dictionary[key] = key == "$class" ? .uid(classUID) : value }
-    if dictionary["$class"] == nil { dictionary["$class"] = .uid(classUID) }
+    dictionary.reserveCapacity(encoded.count + 1)
+    var hasClass = classFirst
+    if classFirst { dictionary.appendUnchecked("$class", .uid(classUID)) }
+    for (key, value) in encoded {
+      if key == "$class" {
+        hasClass = true
+        dictionary.appendUnchecked(key, .uid(classUID))
+      } else {
+        dictionary.appendUnchecked(key, value)
+      }
+    }
+    if !hasClass { dictionary.appendUnchecked("$class", .uid(classUID)) }
+    dictionary.finishBuilding()
     objects[Int(uid)] = .dictionary(dictionary)
     return uid
   }
@@ -134,10 +146,18 @@ public struct KeyedArchiveBuilder: Sendable {
   }
 
   private mutating func number(_ value: PropertyListValue) -> UInt64 {
-    if let existing = numberUIDs[value] { return existing }
-    let uid = append(value)
-    numberUIDs[value] = uid
-    return uid
+    if let existing = Self.firstOrInsert(&numberUIDs[value], UInt64(objects.count)) {
+      return existing
+    }
+    return append(value)
+  }
+
+  /// The value of a table's slot, or nil after putting `uid` in the empty slot: one lookup where
+  /// a lookup and then an insert hashed the key twice.
+  private static func firstOrInsert(_ slot: inout UInt64?, _ uid: UInt64) -> UInt64? {
+    if let found = slot { return found }
+    slot = uid
+    return nil
   }
 
   private mutating func append(_ value: PropertyListValue) -> UInt64 {

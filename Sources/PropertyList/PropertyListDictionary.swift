@@ -127,12 +127,13 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
     }
   }
 
-  mutating func reserveCapacity(_ count: Int) {
+  /// Makes room for `count` entries.
+  package mutating func reserveCapacity(_ count: Int) {
     entries.reserveCapacity(count)
   }
 
   /// Appends an entry without looking for an existing key; for readers that call `finishBuilding`.
-  mutating func appendUnchecked(_ key: String, _ value: PropertyListValue) {
+  package mutating func appendUnchecked(_ key: String, _ value: PropertyListValue) {
     entries.append((key, value))
     if index != nil { index?[key] = entries.count - 1 }
   }
@@ -144,7 +145,7 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
 
   /// Ends a run of `appendUnchecked`: folds duplicate keys (the last value wins, at the first key's
   /// position, as CoreFoundation's readers do) and builds the lookup index when the dictionary is large.
-  mutating func finishBuilding() {
+  package mutating func finishBuilding() {
     if entries.count <= Self.indexThreshold {
       // Duplicates are rare: compare cheap fingerprints pairwise, and whole keys only when two match.
       var fingerprints = [UInt64]()
