@@ -331,9 +331,9 @@ public struct URLRequestArchive: Sendable, Hashable {
     return result
   }
 
-  /// The value of a header field, matched without regard to case.
+  /// The value of a header field, its name matched without regard to ASCII case.
   public func headerValue(_ name: String) -> String? {
-    headerFields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    headerFields.first { HTTPFieldName.equal($0.name, name) }?.value
   }
 
   /// The body.
@@ -418,7 +418,7 @@ public struct URLRequestArchive: Sendable, Hashable {
     }
   }
 
-  /// A copy with a header field added, or replaced (matched without regard to case, keeping its
+  /// A copy with a header field added, or replaced (matched without regard to ASCII case, keeping its
   /// place), or removed when `value` is nil. Without an HTTP message (16 slots) nothing changes
   /// except when adding, which is refused: the request would need slots it does not have.
   ///
@@ -438,7 +438,7 @@ public struct URLRequestArchive: Sendable, Hashable {
     }
     let matches: (ArchivedDictionaryEntry) -> Bool = { entry in
       if case .string(let key, _) = entry.key {
-        return key.caseInsensitiveCompare(name) == .orderedSame
+        return HTTPFieldName.equal(key, name)
       }
       return false
     }

@@ -169,13 +169,22 @@ private struct Conversion {
     if let url = blob.currentRequest?.url ?? blob.originalRequest?.url {
       entries[ResumeDataKey.downloadURL] = .string(url)
     }
+    // The original request is often the current one again (no redirect): archived once.
+    var previous: (request: ArchivedValue, bytes: Data)?
     for (field, key) in [
       ("currentRequest", ResumeDataKey.currentRequest),
       ("originalRequest", ResumeDataKey.originalRequest),
     ] {
       guard case .reference(let request)? = info[field], request != .null else { continue }
-      entries[key] = .data(
-        try ResumeDataError.wrapping(at: field) { try KeyedArchive(root: request).encoded() })
+      if let previous, previous.request == request {
+        entries[key] = .data(previous.bytes)
+        continue
+      }
+      let bytes = try ResumeDataError.wrapping(at: field) {
+        try KeyedArchive(root: request).encoded()
+      }
+      entries[key] = .data(bytes)
+      previous = (request, bytes)
     }
     if case .reference(let response)? = info["response"], response != .null {
       let bytes = try ResumeDataError.wrapping(at: "response") {
@@ -187,7 +196,7 @@ private struct Conversion {
           ("ETag", ResumeDataKey.entityTag), ("Last-Modified", ResumeDataKey.serverDownloadDate),
         ] {
           if let value = headers.first(where: {
-            $0.name.caseInsensitiveCompare(name) == .orderedSame
+            HTTPFieldName.equal($0.name, name)
           })?.value {
             entries[key] = .string(value)
             derived.append(

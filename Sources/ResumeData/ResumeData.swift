@@ -427,7 +427,7 @@ public struct ResumeData: Sendable, Hashable {
   private func networkFrameworkHeader(_ name: String) -> String? {
     guard networkFrameworkInfo != nil || nested != nil else { return nil }
     return response?.headerFields?.first {
-      $0.name.caseInsensitiveCompare(name) == .orderedSame
+      HTTPFieldName.equal($0.name, name)
     }?.value
   }
   /// `NSURLSessionResumeInfoTempFileName`, or a Network.framework blob's `tempFileName`.
