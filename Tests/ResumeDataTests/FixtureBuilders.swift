@@ -70,12 +70,18 @@ func archivedValue(_ value: PropertyListValue) -> ArchivedValue {
   }
 }
 
-func networkFrameworkBlob() throws -> Data {
-  guard
-    case .object(let request) = try URLRequestArchive(
-      decoding: try requestArchive("get-22-slots.archive")
-    ).archive.decodeRoot()
-  else { throw ResumeDataError(.notResumeData, "fixture", at: "") }
+/// A Network.framework blob; its original request is `original`'s archive, its current request
+/// get-22-slots'.
+func networkFrameworkBlob(original: String = "get-22-slots.archive") throws -> Data {
+  func object(_ name: String) throws -> ArchivedObject {
+    guard
+      case .object(let request) = try URLRequestArchive(decoding: try requestArchive(name))
+        .archive.decodeRoot()
+    else { throw ResumeDataError(.notResumeData, "fixture", at: "") }
+    return request
+  }
+  let request = try object("get-22-slots.archive")
+  let originalRequest = try object(original)
   let response = try KeyedArchive(
     decoding: try Data(
       contentsOf: repositoryRoot.appendingPathComponent(
@@ -84,7 +90,7 @@ func networkFrameworkBlob() throws -> Data {
   let info = ArchivedObject(
     classChain: ["NWURLSessionDownloadResumeInfo", "NWURLSessionResumeInfo", "NSObject"],
     fields: [
-      ArchivedField("originalRequest", .reference(.object(request))),
+      ArchivedField("originalRequest", .reference(.object(originalRequest))),
       ArchivedField("currentRequest", .reference(.object(request))),
       ArchivedField("response", .reference(response)),
       ArchivedField(
