@@ -17,7 +17,13 @@ public struct KeyedArchive: Sendable, Hashable {
   /// back in its place when encoding.
   public private(set) var envelope: PropertyListDictionary
   /// `$objects`: index 0 is normally `$null`; a UID is an index into this array.
-  public var objects: [PropertyListValue]
+  public var objects: [PropertyListValue] {
+    didSet { objectsAreChecked = false }
+  }
+  // Whether `validate()` has passed since `objects` last changed (the envelope changes only with
+  // them, inside this type): encoding, and archives of the same objects under another root, then
+  // need not check every object again. Not part of the archive's value.
+  private var objectsAreChecked = false
   /// The container format the archive was read from (binary for new archives).
   public var format: PropertyListFormat
   // The bytes the archive was read from, when binary: the one place that records which equal strings
@@ -55,6 +61,7 @@ public struct KeyedArchive: Sendable, Hashable {
     self.objects = objects
     self.format = format
     try validate()
+    objectsAreChecked = true
   }
 
   /// Creates an archive from objects, with Apple's envelope: `$version` 100000, `$archiver`
@@ -67,16 +74,41 @@ public struct KeyedArchive: Sendable, Hashable {
   )
     throws
   {
-    // Apple's NSDictionary orders these four keys this way (their hash order), in every archive seen.
-    envelope = [
+    envelope = Self.envelope(rootKey: rootKey, rootUID: rootUID)
+    self.objects = objects
+    format = .binary
+    try validate()
+    objectsAreChecked = true
+  }
+
+  /// The objects of `archive` under another root: a Network.framework blob keeps each request
+  /// and the response as objects of its own archive, each the root of an archive of its own.
+  /// Objects `archive` has checked are not checked again; only the new root is.
+  ///
+  /// - Throws: `KeyedArchiveError` if `rootUID` names no object, or if the objects are not a
+  ///   well-formed graph.
+  package init(objectsOf archive: KeyedArchive, rootKey: String, rootUID: UInt64) throws {
+    envelope = Self.envelope(rootKey: rootKey, rootUID: rootUID)
+    objects = archive.objects
+    format = .binary
+    if archive.objectsAreChecked {
+      try checkUID(rootUID, at: "$top.\(rootKey)")
+    } else {
+      try validate()
+    }
+    objectsAreChecked = true
+  }
+
+  /// Apple's envelope around `$objects`, which is written in the place it holds.
+  private static func envelope(rootKey: String, rootUID: UInt64) -> PropertyListDictionary {
+    // Apple's NSDictionary orders these four keys this way (their hash order), in every archive
+    // seen.
+    [
       "$version": .integer(PropertyListInteger(100_000)),
       "$objects": .array([]),
       "$archiver": .string("NSKeyedArchiver"),
       "$top": .dictionary([rootKey: .uid(rootUID)]),
     ]
-    self.objects = objects
-    format = .binary
-    try validate()
   }
 
   /// `$archiver`, normally `NSKeyedArchiver`.
@@ -113,7 +145,7 @@ public struct KeyedArchive: Sendable, Hashable {
   /// - Throws: `KeyedArchiveError` if the objects no longer form a valid archive, or if the
   ///   container cannot hold a value.
   public func encoded(as format: PropertyListFormat? = nil) throws -> Data {
-    try validate()
+    if !objectsAreChecked { try validate() }
     do {
       switch format ?? self.format {
       case .binary:

@@ -500,7 +500,7 @@ public struct ResumeData: Sendable, Hashable {
       case .dictionary(let fields)? = try? archive.object(archive.rootUID),
       case .uid(let uid)? = fields[field], uid != 0
     else { return nil }
-    return try? KeyedArchive(objects: archive.objects, rootKey: "root", rootUID: uid)
+    return try? KeyedArchive(objectsOf: archive, rootKey: "root", rootUID: uid)
   }
 
   /// Whether `unknownKeys` is not empty, found without building it.
