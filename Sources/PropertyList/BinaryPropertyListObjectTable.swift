@@ -76,7 +76,6 @@ public struct BinaryPropertyListObjectTable: Sendable, Hashable {
   /// Encodes the table in CoreFoundation's layout: objects in table order, the fewest bytes for
   /// references and offsets, and scalars in CoreFoundation's encodings.
   public func encoded() -> Data {
-    var emitter = Emitter(objects: objects)
-    return Data(emitter.emit(topObject: topObject))
+    Emitter.encode(objects, topObject: topObject)
   }
 }

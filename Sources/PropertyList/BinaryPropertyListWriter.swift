@@ -153,75 +153,105 @@ func binaryByteCount(_ value: UInt64) -> Int {
 package enum BinaryObjectEncoding {
   /// Appends a scalar's encoding (anything but an array or a dictionary).
   package static func appendScalar(_ value: PropertyListValue, to out: inout [UInt8]) {
-    var emitter = Emitter(objects: [])
-    swap(&emitter.out, &out)
+    var emitter = Emitter(referenceSize: 1, capacity: 64)
     emitter.appendScalar(value)
-    swap(&emitter.out, &out)
+    let written = emitter.out.finish()
+    out.append(contentsOf: written)
   }
 
   /// The fewest of 1, 2, 4 or 8 bytes the writer uses for a count or offset.
   package static func byteCount(_ value: UInt64) -> Int { binaryByteCount(value) }
 }
 
-struct Emitter {
-  let objects: [BinaryPropertyListObjectTable.Object]
+struct Emitter: ~Copyable {
   let referenceSize: Int
-  var out: [UInt8] = []
+  // Written in place: through an array, every byte appended checked uniqueness and capacity.
+  var out: OutputBytes
 
-  init(objects: [BinaryPropertyListObjectTable.Object]) {
-    self.objects = objects
-    referenceSize = binaryByteCount(UInt64(objects.count))
+  init(referenceSize: Int, capacity: Int) {
+    self.referenceSize = referenceSize
+    out = OutputBytes(capacity: capacity)
   }
 
-  mutating func emit(topObject: Int) -> [UInt8] {
-    out.reserveCapacity(64 + objects.count * 16)
-    out.append(contentsOf: "bplist00".utf8)
+  /// The binary plist of `objects` with `topObject` at its top.
+  static func encode(_ objects: [BinaryPropertyListObjectTable.Object], topObject: Int) -> Data {
+    var emitter = Emitter(
+      referenceSize: binaryByteCount(UInt64(objects.count)), capacity: 64 + objects.count * 16)
+    emitter.out.reserve(8)
+    for byte in "bplist00".utf8 { emitter.out.put(byte) }
     var offsets = [Int]()
     offsets.reserveCapacity(objects.count)
+    let referenceSize = emitter.referenceSize
     for object in objects {
-      offsets.append(out.count)
+      offsets.append(emitter.out.count)
       switch object {
-      case .scalar(let value): appendScalar(value)
+      case .scalar(let value): emitter.appendScalar(value)
       case .array(let references):
-        appendMarker(0xA0, count: references.count)
-        for reference in references { appendSized(UInt64(reference), referenceSize) }
+        emitter.appendMarker(0xA0, count: references.count)
+        emitter.appendReferences(references, size: referenceSize)
       case .dictionary(let keys, let values):
-        appendMarker(0xD0, count: keys.count)
-        for reference in keys { appendSized(UInt64(reference), referenceSize) }
-        for reference in values { appendSized(UInt64(reference), referenceSize) }
+        emitter.appendMarker(0xD0, count: keys.count)
+        emitter.appendReferences(keys, size: referenceSize)
+        emitter.appendReferences(values, size: referenceSize)
       }
     }
-    let tableOffset = out.count
+    let tableOffset = emitter.out.count
     let offsetSize = binaryByteCount(UInt64(tableOffset))
-    for offset in offsets { appendSized(UInt64(offset), offsetSize) }
-    out.append(contentsOf: [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)])
-    appendSized(UInt64(objects.count), 8)
-    appendSized(UInt64(topObject), 8)
-    appendSized(UInt64(tableOffset), 8)
-    return out
+    emitter.appendReferences(offsets, size: offsetSize)
+    emitter.out.reserve(8)
+    emitter.out.put(repeating: 0, count: 6)
+    emitter.out.put(UInt8(offsetSize))
+    emitter.out.put(UInt8(referenceSize))
+    emitter.appendSized(UInt64(objects.count), 8)
+    emitter.appendSized(UInt64(topObject), 8)
+    emitter.appendSized(UInt64(tableOffset), 8)
+    return emitter.out.finish()
   }
 
-  mutating func appendSized(_ value: UInt64, _ size: Int) {
-    var shift = (size - 1) * 8
-    while shift >= 0 {
-      out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-      shift -= 8
+  /// Each of `references` in `size` big-endian bytes.
+  mutating func appendReferences(_ references: [Int], size: Int) {
+    let (length, overflow) = references.count.multipliedReportingOverflow(by: size)
+    precondition(!overflow, "a table that large cannot be in memory")
+    out.append(length) { at in
+      for (position, reference) in references.enumerated() {
+        Self.store(UInt64(truncatingIfNeeded: reference), size, at: at + position &* size)
+      }
     }
+  }
+
+  /// `value`'s low `size` bytes (1, 2, 4 or 8), big-endian.
+  mutating func appendSized(_ value: UInt64, _ size: Int) {
+    out.append(size) { at in Self.store(value, size, at: at) }
+  }
+
+  @inline(__always)
+  private static func store(_ value: UInt64, _ size: Int, at address: UnsafeMutableRawPointer) {
+    switch size {
+    case 1: address.storeBytes(of: UInt8(truncatingIfNeeded: value), as: UInt8.self)
+    case 2: address.storeBytes(of: UInt16(truncatingIfNeeded: value).bigEndian, as: UInt16.self)
+    case 4: address.storeBytes(of: UInt32(truncatingIfNeeded: value).bigEndian, as: UInt32.self)
+    default: address.storeBytes(of: value.bigEndian, as: UInt64.self)
+    }
+  }
+
+  mutating func appendByte(_ byte: UInt8) {
+    out.reserve(1)
+    out.put(byte)
   }
 
   /// An integer object in CoreFoundation's width: 1, 2, 4 or 8 bytes by magnitude (negative
   /// values, as unsigned, always take 8).
   mutating func appendInteger(_ bits: UInt64) {
     let size = binaryByteCount(bits)
-    out.append(0x10 | UInt8(size.trailingZeroBitCount))
+    appendByte(0x10 | UInt8(size.trailingZeroBitCount))
     appendSized(bits, size)
   }
 
   mutating func appendMarker(_ marker: UInt8, count: Int) {
     if count < 15 {
-      out.append(marker | UInt8(count))
+      appendByte(marker | UInt8(count))
     } else {
-      out.append(marker | 0x0F)
+      appendByte(marker | 0x0F)
       appendInteger(UInt64(count))
     }
   }
@@ -229,10 +259,10 @@ struct Emitter {
   mutating func appendScalar(_ value: PropertyListValue) {
     switch value {
     case .boolean(let flag):
-      out.append(flag ? 0x09 : 0x08)
+      appendByte(flag ? 0x09 : 0x08)
     case .integer(let integer):
       if integer.needsUnsignedStorage {
-        out.append(0x14)
+        appendByte(0x14)
         appendSized(0, 8)
         appendSized(integer.bitPattern, 8)
       } else {
@@ -240,37 +270,41 @@ struct Emitter {
       }
     case .real(let real):
       if real.isSinglePrecision {
-        out.append(0x22)
+        appendByte(0x22)
         appendSized(UInt64(Float(real.value).bitPattern), 4)
       } else {
-        out.append(0x23)
+        appendByte(0x23)
         appendSized(real.value.bitPattern, 8)
       }
     case .date(let date):
-      out.append(0x33)
+      appendByte(0x33)
       appendSized(date.timeIntervalSinceReferenceDate.bitPattern, 8)
     case .data(let data):
       appendMarker(0x40, count: data.count)
-      out.append(contentsOf: data)
+      out.reserve(data.count)
+      data.withUnsafeBytes { out.put($0) }
     case .string(let string):
       var copy = string
-      let isASCII = copy.withUTF8 { utf8 in utf8.allSatisfy { $0 < 0x80 } }
-      if isASCII {
-        appendMarker(0x50, count: string.utf8.count)
-        out.append(contentsOf: string.utf8)
-      } else {
-        let units = Array(string.utf16)
-        appendMarker(0x60, count: units.count)
-        for unit in units {
-          out.append(UInt8(unit >> 8))
-          out.append(UInt8(unit & 0xFF))
+      copy.withUTF8 { utf8 in
+        if utf8.allSatisfy({ $0 < 0x80 }) {
+          appendMarker(0x50, count: utf8.count)
+          out.reserve(utf8.count)
+          out.put(UnsafeRawBufferPointer(utf8))
+        } else {
+          let units = Array(string.utf16)
+          appendMarker(0x60, count: units.count)
+          out.append(units.count &* 2) { at in
+            for (position, unit) in units.enumerated() {
+              (at + position &* 2).storeBytes(of: unit.bigEndian, as: UInt16.self)
+            }
+          }
         }
       }
     case .uid(let uid):
       // CoreFoundation writes UIDs in 1, 2 or 4 bytes; flattening refuses larger ones, but a table
       // built by hand may hold one, and 8 bytes keep it intact rather than truncated.
       let size = uid <= 0xFF ? 1 : uid <= 0xFFFF ? 2 : uid <= 0xFFFF_FFFF ? 4 : 8
-      out.append(0x80 | UInt8(size - 1))
+      appendByte(0x80 | UInt8(size - 1))
       appendSized(uid, size)
     case .array, .dictionary:
       preconditionFailure("containers are emitted from their flattened form")
