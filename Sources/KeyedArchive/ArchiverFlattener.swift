@@ -87,8 +87,9 @@ enum ArchiverFlattener {
       objects.reserveCapacity(count)
       keyConstants.reserveCapacity(count)
       valueConstants.reserveCapacity(count)
-      numbers.reserveCapacity(count)
-      uids.reserveCapacity(count)
+      // Fewer distinct numbers and UIDs than objects, as a rule: a table that fills grows.
+      numbers.reserveCapacity(count / 4)
+      uids.reserveCapacity(count / 2)
     }
 
     mutating func append(_ object: BinaryPropertyListObjectTable.Object) -> Int {
@@ -188,7 +189,7 @@ enum ArchiverFlattener {
         // Swift's String equality is canonical equivalence; CoreFoundation shares only identical
         // text.
         if case .scalar(.string(let stored)) = objects[found],
-          stored.utf8.elementsEqual(string.utf8)
+          PropertyListDictionary.sameBytes(stored, string)
         {
           return found
         }

@@ -102,13 +102,13 @@ public struct KeyedArchive: Sendable, Hashable {
   /// Apple's envelope around `$objects`, which is written in the place it holds.
   private static func envelope(rootKey: String, rootUID: UInt64) -> PropertyListDictionary {
     // Apple's NSDictionary orders these four keys this way (their hash order), in every archive
-    // seen.
-    [
-      "$version": .integer(PropertyListInteger(100_000)),
-      "$objects": .array([]),
-      "$archiver": .string("NSKeyedArchiver"),
-      "$top": .dictionary([rootKey: .uid(rootUID)]),
-    ]
+    // seen. Entries rather than a literal: a literal sets each key in turn, looking for it first.
+    PropertyListDictionary(uniqueKeys: [
+      ("$version", .integer(PropertyListInteger(100_000))),
+      ("$objects", .array([])),
+      ("$archiver", .string("NSKeyedArchiver")),
+      ("$top", .dictionary(PropertyListDictionary(uniqueKeys: [(rootKey, .uid(rootUID))]))),
+    ])
   }
 
   /// `$archiver`, normally `NSKeyedArchiver`.

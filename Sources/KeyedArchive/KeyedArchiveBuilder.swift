@@ -13,7 +13,12 @@ public struct KeyedArchiveBuilder: Sendable {
   private var numberUIDs: [PropertyListValue: UInt64] = [:]
 
   /// Creates an empty builder.
-  public init() {}
+  public init() {
+    // Room for a request or response archive's strings and classes: growing a table hashes every
+    // key in it again.
+    stringUIDs.reserveCapacity(64)
+    classUIDs.reserveCapacity(16)
+  }
 
   /// Encodes a value and returns its UID (0 for `.null`). Equal plain strings and equal numbers are
   /// stored once (NSKeyedArchiver stores an object once, and equal small numbers are one object).
@@ -29,7 +34,9 @@ public struct KeyedArchiveBuilder: Sendable {
       }
       let next = UInt64(objects.count)
       if let existing = Self.firstOrInsert(&stringUIDs[string], next) {
-        if objects[Int(existing)].stringValue?.utf8.elementsEqual(string.utf8) == true {
+        if let stored = objects[Int(existing)].stringValue,
+          PropertyListDictionary.sameBytes(stored, string)
+        {
           return existing
         }
         stringUIDs[string] = next

@@ -63,7 +63,7 @@ struct ExactString: Hashable {
   init(_ string: String) { self.string = string }
 
   static func == (lhs: ExactString, rhs: ExactString) -> Bool {
-    lhs.string.utf8.elementsEqual(rhs.string.utf8)
+    PropertyListDictionary.sameBytes(lhs.string, rhs.string)
   }
 
   func hash(into hasher: inout Hasher) {

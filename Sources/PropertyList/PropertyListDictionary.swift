@@ -1,3 +1,5 @@
+import Foundation
+
 /// A property-list dictionary that keeps its keys in insertion order.
 ///
 /// Binary plists written by CoreFoundation store keys in hash order, and re-encoding an untouched plist
@@ -196,8 +198,16 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
 
   /// Whether two keys have the same UTF-8 bytes: how the readers tell duplicate keys of small
   /// dictionaries apart (by bytes, not by canonical equivalence).
-  static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
-    lhs.utf8.count == rhs.utf8.count && lhs.utf8.elementsEqual(rhs.utf8)
+  package static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+    guard lhs.utf8.count == rhs.utf8.count else { return false }
+    // In place: the UTF-8 views' generic `elementsEqual` went a byte at a time.
+    var lhs = lhs
+    var rhs = rhs
+    return lhs.withUTF8 { left in
+      rhs.withUTF8 { right in
+        left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
+      }
+    }
   }
 
   private mutating func rebuildIndexIfLarge() {
