@@ -191,7 +191,8 @@ private struct Conversion {
         try KeyedArchive(root: response).encoded()
       }
       entries[ResumeDataKey.response] = .data(bytes)
-      if let headers = try? URLResponseArchive(decoding: bytes).headerFields {
+      // Read from the blob's own response object, not by decoding the bytes just written.
+      if let headers = blob.response?.headerFields {
         for (name, key) in [
           ("ETag", ResumeDataKey.entityTag), ("Last-Modified", ResumeDataKey.serverDownloadDate),
         ] {

@@ -216,6 +216,12 @@ extension ResumeData {
   mutating func convertRequests(to layout: URLRequestArchive.Layout, rule: String) throws
     -> [Finding]
   {
+    // The usual blob's requests are in the layout already: nothing to set up.
+    func inLayout(_ index: Int) -> Bool {
+      if let request = decodedRequest(index) { return request.layout == layout }
+      return entries[Self.requestKeys[index]]?.dataValue == nil
+    }
+    if inLayout(0), inLayout(1) { return [] }
     // Decoded from these bytes when the blob was read or the key last set; decoded again only
     // when that failed, for its error.
     let decoded = [decodedRequest(0), decodedRequest(1)]
