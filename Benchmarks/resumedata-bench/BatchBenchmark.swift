@@ -21,6 +21,9 @@ enum BatchBenchmark {
     /dev/null, and prints records/s, CPU time per record and peak RSS for a v2 XML blob and a
     keyed v5 blob (each about 5 KB, two ~2 KB request archives) with --jobs 1 and --jobs 2; then
     the same with the records in a file named on the command line (no writer sharing the cores);
+    then blobs that are changed rather than passed through, from a file (a fourth as many
+    records): the keyed blob repaired for ios10.0-10.1 (request archives rewritten, written as v2)
+    and a Network.framework blob with the same fields repaired for ios13+ (converted to keyed);
     then the peak RSS of the keyed run at two input lengths (flat memory means the same figure).
     Each throughput line is the fastest of --repeat runs, the runs with 1 and 2 jobs taking turns:
     on a shared host another tenant can only slow a run down, and taking turns keeps a slow spell
@@ -143,6 +146,56 @@ enum BatchBenchmark {
             padded(blob.name, 9), grouped(rate), oneJob / rate))
       case .failure(let error):
         print("✗ batch \(blob.name) Foundation baseline: \(describe(error))")
+      }
+    }
+    // Blobs that are changed, not passed through: the request archives rewritten (and the blob
+    // written as v2) for iOS 10.0, and a Network.framework blob converted to keyed for iOS 13.
+    let conversions: [(name: String, bytes: Data, target: String)]
+    do {
+      let blobs = try makeBlobs()
+      let entries = try Inputs.resumeEntries(seed: 0xBA7C)
+      conversions = [
+        (blobs[1].name, blobs[1].bytes, "ios10.0-10.1"),
+        (
+          "nw", try ResumeData(building: entries, as: .networkFramework).encoded(),
+          "ios13+"
+        ),
+      ]
+    } catch {
+      printError("Error: could not build the blobs: \(describe(error))")
+      return 1
+    }
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "resumedata-batch-bench-\(getpid()).ndjson")
+    defer { try? FileManager.default.removeItem(at: file) }
+    for conversion in conversions {
+      let count = max(1, records / 4)
+      guard writeRecords(count, blob: conversion.bytes, to: file) else {
+        printError("Error: could not write \(file.path)")
+        return 1
+      }
+      var fastest: [Int: DownloadBenchmark.Usage] = [:]
+      for _ in 0..<repeats {
+        for jobs in [1, 2] {
+          let command = [
+            tool, "batch", "--target", conversion.target, "--jobs", String(jobs), file.path,
+          ]
+          guard let usage = DownloadBenchmark.spawn(command) else {
+            printError("Error: could not run \(tool)")
+            return 1
+          }
+          if usage.wall < fastest[jobs]?.wall ?? .infinity { fastest[jobs] = usage }
+        }
+      }
+      for jobs in [1, 2] {
+        let usage = fastest[jobs]!
+        print(
+          String(
+            format:
+              "batch %@ convert --target %@ file --jobs %d  %@ records/s  CPU %.1f µs/record  peak RSS %.1f MiB",
+            padded(conversion.name, 9), conversion.target, jobs,
+            grouped(Double(count) / usage.wall), usage.cpu / Double(count) * 1e6,
+            Double(usage.peakKiB) / 1024))
       }
     }
     guard let keyed = blobs.last else { return 0 }
