@@ -149,26 +149,30 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
   /// position, as CoreFoundation's readers do) and builds the lookup index when the dictionary is large.
   package mutating func finishBuilding() {
     if entries.count <= Self.indexThreshold {
-      // Duplicates are rare: compare cheap fingerprints pairwise, and whole keys only when two match.
-      var fingerprints = [UInt64]()
-      fingerprints.reserveCapacity(entries.count)
-      for entry in entries { fingerprints.append(Self.fingerprint(entry.key)) }
-      var position = 1
-      while position < entries.count {
-        let key = entries[position].key
-        let print = fingerprints[position]
-        var earlier = 0
-        while earlier < position,
-          fingerprints[earlier] != print || !Self.sameBytes(entries[earlier].key, key)
-        {
-          earlier += 1
-        }
-        if earlier < position {
-          entries[earlier].value = entries[position].value
-          entries.remove(at: position)
-          fingerprints.remove(at: position)
-        } else {
-          position += 1
+      guard entries.count > 1 else { return }
+      // Duplicates are rare: compare cheap fingerprints pairwise, and whole keys only when two
+      // match. The fingerprints live on the stack: most dictionaries are a few entries.
+      withUnsafeTemporaryAllocation(of: UInt64.self, capacity: entries.count) { prints in
+        var count = entries.count
+        for position in 0..<count { prints[position] = Self.fingerprint(entries[position].key) }
+        var position = 1
+        while position < count {
+          let key = entries[position].key
+          let print = prints[position]
+          var earlier = 0
+          while earlier < position,
+            prints[earlier] != print || !Self.sameBytes(entries[earlier].key, key)
+          {
+            earlier += 1
+          }
+          if earlier < position {
+            entries[earlier].value = entries[position].value
+            entries.remove(at: position)
+            count -= 1
+            for later in position..<count { prints[later] = prints[later + 1] }
+          } else {
+            position += 1
+          }
         }
       }
       return

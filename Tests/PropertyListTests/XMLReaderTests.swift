@@ -208,6 +208,17 @@ struct XMLReaderTests {
     #expect(dictionary["z"] == integer(3))
   }
 
+  @Test("Several duplicates among later keys fold, each to its first key's place")
+  func interleavedDuplicateKeys() throws {
+    let keys = ["a", "b", "a", "c", "b", "a", "d", "c"]
+    var body = "<dict>"
+    for (index, key) in keys.enumerated() { body += "<key>\(key)</key><integer>\(index)</integer>" }
+    body += "</dict>"
+    let dictionary = try #require(try readXML(body).dictionaryValue)
+    #expect(dictionary.keys == ["a", "b", "c", "d"])
+    #expect(dictionary.map(\.value) == [integer(5), integer(4), integer(7), integer(6)])
+  }
+
   @Test func largeDictionaryWithDuplicates() throws {
     var body = "<dict>"
     for index in 0..<100 { body += "<key>k\(index % 50)</key><integer>\(index)</integer>" }
