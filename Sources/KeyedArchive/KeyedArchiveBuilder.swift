@@ -142,14 +142,15 @@ public struct KeyedArchiveBuilder: Sendable {
   }
 
   private mutating func classObject(_ chain: [String]) -> UInt64 {
-    if let existing = classUIDs[chain] { return existing }
-    let uid = append(
-      .dictionary([
-        "$classname": .string(chain.first ?? "NSObject"),
-        "$classes": .array(chain.map { .string($0) }),
-      ]))
-    classUIDs[chain] = uid
-    return uid
+    let next = UInt64(objects.count)
+    if let existing = Self.firstOrInsert(&classUIDs[chain], next) { return existing }
+    // Two distinct keys: no literal, which would look for each before setting it.
+    return append(
+      .dictionary(
+        PropertyListDictionary(uniqueKeys: [
+          ("$classname", .string(chain.first ?? "NSObject")),
+          ("$classes", .array(chain.map { .string($0) })),
+        ])))
   }
 
   private mutating func number(_ value: PropertyListValue) -> UInt64 {

@@ -154,14 +154,22 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
       // match. The fingerprints live on the stack: most dictionaries are a few entries.
       withUnsafeTemporaryAllocation(of: UInt64.self, capacity: entries.count) { prints in
         var count = entries.count
-        for position in 0..<count { prints[position] = Self.fingerprint(entries[position].key) }
+        // Keys read in place (see `keyMatches`): indexing the array copies whole entries.
+        entries.withUnsafeBufferPointer { entries in
+          for position in 0..<count {
+            prints[position] = Self.fingerprint(
+              UnsafeRawPointer(entries.baseAddress! + position).assumingMemoryBound(
+                to: String.self
+              ).pointee)
+          }
+        }
         var position = 1
         while position < count {
-          let key = entries[position].key
           let print = prints[position]
           var earlier = 0
           while earlier < position,
-            prints[earlier] != print || !Self.sameBytes(entries[earlier].key, key)
+            prints[earlier] != print
+              || !Self.sameBytes(entries[earlier].key, entries[position].key)
           {
             earlier += 1
           }
