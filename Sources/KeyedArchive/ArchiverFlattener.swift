@@ -115,10 +115,8 @@ enum ArchiverFlattener {
         return number(.real(bits), value)
       case .date(let date):
         let bits = date.timeIntervalSinceReferenceDate.bitPattern
-        if let existing = dates[bits] { return existing }
-        let index = append(.scalar(value))
-        dates[bits] = index
-        return index
+        if let found = Self.firstOrInsert(&dates[bits], objects.count) { return found }
+        return append(.scalar(value))
       case .data:
         return append(.scalar(value))
       case .boolean(let flag):
@@ -130,10 +128,9 @@ enum ArchiverFlattener {
         if firstFalse == nil { firstFalse = index }
         return firstFalse!
       case .uid(let uid):
+        // Every occurrence takes a slot; references resolve to the first.
         let index = append(.scalar(value))
-        if let first = uids[uid] { return first }
-        uids[uid] = index
-        return index
+        return Self.firstOrInsert(&uids[uid], index) ?? index
       case .array(let elements):
         let index = append(.array([]))
         var references = [Int]()

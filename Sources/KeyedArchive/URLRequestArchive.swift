@@ -181,7 +181,7 @@ public struct URLRequestArchive: Sendable, Hashable {
       ArchivedField("$2", .inline(.integer(PropertyListInteger(count)))),
     ]
     for (index, value) in slots.enumerated() {
-      fields.append(ArchivedField("__nsurlrequest_proto_prop_obj_\(index)", .reference(value)))
+      fields.append(ArchivedField(Self.slotKey(index, in: .standard), .reference(value)))
     }
     fields.append(ArchivedField("__nsurlrequest_proto_props", .reference(.null)))
     fields += request.extraFields.map { ArchivedField($0.key, .inline($0.value)) }
@@ -242,12 +242,22 @@ public struct URLRequestArchive: Sendable, Hashable {
   public var slotCount: Int { slotUIDs.count }
 
   /// The key a slot lives under in this layout.
-  public func key(ofSlot index: Int) -> String {
+  public func key(ofSlot index: Int) -> String { Self.slotKey(index, in: layout) }
+
+  /// The key slot `index` lives under in `layout`.
+  static func slotKey(_ index: Int, in layout: Layout) -> String {
+    // Made once for the slots requests have (16 or 22): building each with an interpolation cost
+    // more than the rest of a layout conversion's renaming.
+    let names = layout == .standard ? standardSlotKeys : dollarSlotKeys
+    if index >= 0, index < names.count { return names[index] }
     switch layout {
     case .standard: return "__nsurlrequest_proto_prop_obj_\(index)"
     case .dollarNumbered: return "$\(index + 3)"
     }
   }
+
+  private static let standardSlotKeys = (0..<32).map { "__nsurlrequest_proto_prop_obj_\($0)" }
+  private static let dollarSlotKeys = (0..<32).map { "$\($0 + 3)" }
 
   /// The object in a slot, or nil when the slot is absent or `$null`.
   public func slotObject(_ index: Int) -> PropertyListValue? {
@@ -479,8 +489,7 @@ public struct URLRequestArchive: Sendable, Hashable {
           number - offset < count
         {
           let slot = number - offset
-          fields[index].key =
-            target == .standard ? "__nsurlrequest_proto_prop_obj_\(slot)" : "$\(slot + 3)"
+          fields[index].key = Self.slotKey(slot, in: target)
         } else if target == .dollarNumbered, key == props.0 {
           fields[index].key = props.1
         } else if target == .standard, key == props.1 {
