@@ -34,6 +34,82 @@ public enum ArchivedValue: Sendable, Hashable {
   case object(ArchivedObject)
 }
 
+extension ArchivedValue {
+  /// Structural equality. Dates compare as `PropertyListValue`'s do: every NaN date equals every
+  /// other (an archive can hold one), so that equality stays reflexive.
+  public static func == (lhs: ArchivedValue, rhs: ArchivedValue) -> Bool {
+    switch (lhs, rhs) {
+    case (.null, .null), (.nsNull, .nsNull): return true
+    case (.string(let a, let aMutable), .string(let b, let bMutable)):
+      return aMutable == bMutable && a == b
+    case (.integer(let a), .integer(let b)): return a == b
+    case (.real(let a), .real(let b)): return a == b
+    case (.boolean(let a), .boolean(let b)): return a == b
+    case (.data(let a, let aMutable), .data(let b, let bMutable)):
+      return aMutable == bMutable && a == b
+    case (.date(let a), .date(let b)): return PropertyListValue.date(a) == .date(b)
+    case (.array(let a, let aMutable), .array(let b, let bMutable)),
+      (.set(let a, let aMutable), .set(let b, let bMutable)):
+      return aMutable == bMutable && a == b
+    case (.dictionary(let a, let aMutable), .dictionary(let b, let bMutable)):
+      return aMutable == bMutable && a == b
+    case (.url(let a), .url(let b)): return a == b
+    case (.uuid(let a), .uuid(let b)): return a == b
+    case (.object(let a), .object(let b)): return a == b
+    default: return false
+    }
+  }
+
+  /// Hashes consistently with `==`.
+  public func hash(into hasher: inout Hasher) {
+    switch self {
+    case .null: hasher.combine(0)
+    case .string(let value, let mutable):
+      hasher.combine(1)
+      hasher.combine(value)
+      hasher.combine(mutable)
+    case .integer(let value):
+      hasher.combine(2)
+      hasher.combine(value)
+    case .real(let value):
+      hasher.combine(3)
+      hasher.combine(value)
+    case .boolean(let value):
+      hasher.combine(4)
+      hasher.combine(value)
+    case .data(let value, let mutable):
+      hasher.combine(5)
+      hasher.combine(value)
+      hasher.combine(mutable)
+    case .date(let value):
+      hasher.combine(6)
+      PropertyListValue.date(value).hash(into: &hasher)
+    case .array(let values, let mutable):
+      hasher.combine(7)
+      hasher.combine(values)
+      hasher.combine(mutable)
+    case .set(let values, let mutable):
+      hasher.combine(8)
+      hasher.combine(values)
+      hasher.combine(mutable)
+    case .dictionary(let entries, let mutable):
+      hasher.combine(9)
+      hasher.combine(entries)
+      hasher.combine(mutable)
+    case .url(let url):
+      hasher.combine(10)
+      hasher.combine(url)
+    case .uuid(let uuid):
+      hasher.combine(11)
+      hasher.combine(uuid)
+    case .nsNull: hasher.combine(12)
+    case .object(let object):
+      hasher.combine(13)
+      hasher.combine(object)
+    }
+  }
+}
+
 /// One key and value of an archived dictionary.
 public struct ArchivedDictionaryEntry: Sendable, Hashable {
   /// The key (usually a string).
