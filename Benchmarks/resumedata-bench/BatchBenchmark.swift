@@ -90,7 +90,7 @@ enum BatchBenchmark {
       printError("Error: could not build the blobs: \(describe(error))")
       return 1
     }
-    for blob in blobs {
+    for blob in blobs[..<2] {
       print("# batch \(blob.name): blob of \(size(blob.bytes.count)), repair --target \(target)")
       var oneJob = 0.0
       // Through a pipe, as in a pipeline (the writer shares the two cores), then from a file.
@@ -104,22 +104,16 @@ enum BatchBenchmark {
           }
         }
         defer { try? FileManager.default.removeItem(at: file) }
-        // The fastest run of each job count, the two taking turns.
-        var fastest: [Int: DownloadBenchmark.Usage] = [:]
-        for _ in 0..<repeats {
-          for jobs in [1, 2] {
-            let command = [tool, "batch", "--target", target, "--jobs", String(jobs)]
-            guard
-              let usage = source == "file"
+        guard
+          let fastest = fastestRuns(
+            repeats: repeats, tool: tool,
+            { jobs in
+              let command = [tool, "batch", "--target", target, "--jobs", String(jobs)]
+              return source == "file"
                 ? DownloadBenchmark.spawn(command + [file.path])
                 : spawn(command, records: records, blob: blob.bytes)
-            else {
-              printError("Error: could not run \(tool)")
-              return 1
-            }
-            if usage.wall < fastest[jobs]?.wall ?? .infinity { fastest[jobs] = usage }
-          }
-        }
+            })
+        else { return 1 }
         let sourceOneJob = Double(records) / fastest[1]!.wall
         if source == "stdin" { oneJob = sourceOneJob }
         for jobs in [1, 2] {
@@ -150,21 +144,10 @@ enum BatchBenchmark {
     }
     // Blobs that are changed, not passed through: the request archives rewritten (and the blob
     // written as v2) for iOS 10.0, and a Network.framework blob converted to keyed for iOS 13.
-    let conversions: [(name: String, bytes: Data, target: String)]
-    do {
-      let blobs = try makeBlobs()
-      let entries = try Inputs.resumeEntries(seed: 0xBA7C)
-      conversions = [
-        (blobs[1].name, blobs[1].bytes, "ios10.0-10.1"),
-        (
-          "nw", try ResumeData(building: entries, as: .networkFramework).encoded(),
-          "ios13+"
-        ),
-      ]
-    } catch {
-      printError("Error: could not build the blobs: \(describe(error))")
-      return 1
-    }
+    let conversions = [
+      (name: blobs[1].name, bytes: blobs[1].bytes, target: "ios10.0-10.1"),
+      (name: blobs[2].name, bytes: blobs[2].bytes, target: "ios13+"),
+    ]
     let file = FileManager.default.temporaryDirectory.appendingPathComponent(
       "resumedata-batch-bench-\(getpid()).ndjson")
     defer { try? FileManager.default.removeItem(at: file) }
@@ -174,19 +157,15 @@ enum BatchBenchmark {
         printError("Error: could not write \(file.path)")
         return 1
       }
-      var fastest: [Int: DownloadBenchmark.Usage] = [:]
-      for _ in 0..<repeats {
-        for jobs in [1, 2] {
-          let command = [
-            tool, "batch", "--target", conversion.target, "--jobs", String(jobs), file.path,
-          ]
-          guard let usage = DownloadBenchmark.spawn(command) else {
-            printError("Error: could not run \(tool)")
-            return 1
-          }
-          if usage.wall < fastest[jobs]?.wall ?? .infinity { fastest[jobs] = usage }
-        }
-      }
+      guard
+        let fastest = fastestRuns(
+          repeats: repeats, tool: tool,
+          { jobs in
+            DownloadBenchmark.spawn([
+              tool, "batch", "--target", conversion.target, "--jobs", String(jobs), file.path,
+            ])
+          })
+      else { return 1 }
       for jobs in [1, 2] {
         let usage = fastest[jobs]!
         print(
@@ -198,7 +177,7 @@ enum BatchBenchmark {
             Double(usage.peakKiB) / 1024))
       }
     }
-    guard let keyed = blobs.last else { return 0 }
+    let keyed = blobs[1]
     for count in [10_000, largeRecords] {
       guard
         let usage = spawn(
@@ -213,13 +192,32 @@ enum BatchBenchmark {
     return 0
   }
 
-  /// A v2 XML blob and a keyed v5 blob with the same fields, the keyed one last.
+  /// A v2 XML blob, a keyed v5 blob and a Network.framework blob with the same fields.
   static func makeBlobs() throws -> [(name: String, bytes: Data)] {
     let entries = try Inputs.resumeEntries(seed: 0xBA7C)
     return [
       ("v2-xml", try ResumeData(building: entries, as: .v2, format: .xml).encoded()),
       ("keyed-v5", try ResumeData(building: entries, as: .keyed, infoVersion: 5).encoded()),
+      ("nw", try ResumeData(building: entries, as: .networkFramework).encoded()),
     ]
+  }
+
+  /// The fastest of `repeats` runs with 1 and with 2 jobs, the two taking turns (a slow spell then
+  /// cannot land on one side of the scaling figure only); nil, after saying so, when a run failed.
+  static func fastestRuns(
+    repeats: Int, tool: String, _ run: (_ jobs: Int) -> DownloadBenchmark.Usage?
+  ) -> [Int: DownloadBenchmark.Usage]? {
+    var fastest: [Int: DownloadBenchmark.Usage] = [:]
+    for _ in 0..<repeats {
+      for jobs in [1, 2] {
+        guard let usage = run(jobs) else {
+          printError("Error: could not run \(tool)")
+          return nil
+        }
+        if usage.wall < fastest[jobs]?.wall ?? .infinity { fastest[jobs] = usage }
+      }
+    }
+    return fastest
   }
 
   /// `records` NDJSON lines of `blob`, written to `descriptor`; whether they all were.

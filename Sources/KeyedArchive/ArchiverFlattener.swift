@@ -115,7 +115,7 @@ enum ArchiverFlattener {
         return number(.real(bits), value)
       case .date(let date):
         let bits = date.timeIntervalSinceReferenceDate.bitPattern
-        if let found = Self.firstOrInsert(&dates[bits], objects.count) { return found }
+        if let found = firstOrInsert(&dates[bits], objects.count) { return found }
         return append(.scalar(value))
       case .data:
         return append(.scalar(value))
@@ -130,7 +130,7 @@ enum ArchiverFlattener {
       case .uid(let uid):
         // Every occurrence takes a slot; references resolve to the first.
         let index = append(.scalar(value))
-        return Self.firstOrInsert(&uids[uid], index) ?? index
+        return firstOrInsert(&uids[uid], index) ?? index
       case .array(let elements):
         let index = append(.array([]))
         var references = [Int]()
@@ -180,8 +180,8 @@ enum ArchiverFlattener {
       let next = objects.count
       let found =
         isKey
-        ? Self.firstOrInsert(&keyConstants[string], next)
-        : Self.firstOrInsert(&valueConstants[string], next)
+        ? firstOrInsert(&keyConstants[string], next)
+        : firstOrInsert(&valueConstants[string], next)
       if let found {
         // Swift's String equality is canonical equivalence; CoreFoundation shares only identical
         // text.
@@ -196,15 +196,16 @@ enum ArchiverFlattener {
     }
 
     mutating func number(_ key: NumberKey, _ value: PropertyListValue) -> Int {
-      if let found = Self.firstOrInsert(&numbers[key], objects.count) { return found }
+      if let found = firstOrInsert(&numbers[key], objects.count) { return found }
       return append(.scalar(value))
     }
-
-    /// The value of a table's slot, or nil after putting `index` in the empty slot.
-    private static func firstOrInsert(_ slot: inout Int?, _ index: Int) -> Int? {
-      if let found = slot { return found }
-      slot = index
-      return nil
-    }
   }
+}
+
+/// The value in a table's slot, or nil after putting `value` in the empty slot: one lookup, where a
+/// lookup and then an insert hashed the key twice. Called as `firstOrInsert(&table[key], value)`.
+func firstOrInsert<Value>(_ slot: inout Value?, _ value: Value) -> Value? {
+  if let found = slot { return found }
+  slot = value
+  return nil
 }

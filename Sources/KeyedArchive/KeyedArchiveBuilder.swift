@@ -33,7 +33,7 @@ public struct KeyedArchiveBuilder: Sendable {
         }
       }
       let next = UInt64(objects.count)
-      if let existing = Self.firstOrInsert(&stringUIDs[string], next) {
+      if let existing = firstOrInsert(&stringUIDs[string], next) {
         if let stored = objects[Int(existing)].stringValue,
           PropertyListDictionary.sameBytes(stored, string)
         {
@@ -143,7 +143,7 @@ public struct KeyedArchiveBuilder: Sendable {
 
   private mutating func classObject(_ chain: [String]) -> UInt64 {
     let next = UInt64(objects.count)
-    if let existing = Self.firstOrInsert(&classUIDs[chain], next) { return existing }
+    if let existing = firstOrInsert(&classUIDs[chain], next) { return existing }
     // Two distinct keys: no literal, which would look for each before setting it.
     return append(
       .dictionary(
@@ -154,18 +154,10 @@ public struct KeyedArchiveBuilder: Sendable {
   }
 
   private mutating func number(_ value: PropertyListValue) -> UInt64 {
-    if let existing = Self.firstOrInsert(&numberUIDs[value], UInt64(objects.count)) {
+    if let existing = firstOrInsert(&numberUIDs[value], UInt64(objects.count)) {
       return existing
     }
     return append(value)
-  }
-
-  /// The value of a table's slot, or nil after putting `uid` in the empty slot: one lookup where
-  /// a lookup and then an insert hashed the key twice.
-  private static func firstOrInsert(_ slot: inout UInt64?, _ uid: UInt64) -> UInt64? {
-    if let found = slot { return found }
-    slot = uid
-    return nil
   }
 
   private mutating func append(_ value: PropertyListValue) -> UInt64 {
