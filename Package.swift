@@ -62,7 +62,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "resumedata-bench",
-      dependencies: ["PropertyList", "KeyedArchive", "ResumeData"],
+      dependencies: ["CXMLShim", "PropertyList", "KeyedArchive", "ResumeData"],
       path: "Benchmarks/resumedata-bench"
     ),
     .target(
