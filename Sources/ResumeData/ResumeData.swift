@@ -534,6 +534,18 @@ public struct ResumeData: Sendable, Hashable {
   ///
   /// - Throws: `ResumeDataError` if a value cannot be written.
   public func encoded() throws -> Data {
+    try encoded(keepingUntouchedBytes: false)
+  }
+
+  /// The blob's bytes to write out. With `keepingUntouchedBytes`, a blob that nothing has changed
+  /// since it was read (no edit, no repair rule, no conversion) is the bytes it was read from, even
+  /// when another writer laid them out differently from `encoded()`: what repairing a healthy blob
+  /// should give back. A changed blob, or any blob without the flag, is `encoded()`. A converted
+  /// blob was read from what the conversion wrote, so it is that either way.
+  ///
+  /// - Throws: `ResumeDataError` if a value cannot be written.
+  public func encoded(keepingUntouchedBytes: Bool) throws -> Data {
+    if keepingUntouchedBytes, !isEdited { return original }
     if isEdited { return try rebuilt() }
     do {
       switch container {

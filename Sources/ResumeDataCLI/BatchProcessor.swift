@@ -119,7 +119,7 @@ struct BatchProcessor: Sendable {
     }
     let bytes: Data
     do {
-      bytes = try made.encoded()
+      bytes = try made.encoded(keepingUntouchedBytes: true)
     } catch {
       return result.failed(CommandError.operation(error, file: file))
     }
@@ -129,7 +129,7 @@ struct BatchProcessor: Sendable {
       generation: made.generation.rawValue, container: made.container.rawValue,
       infoVersion: made.infoVersion, findings: findings)
     if settings.inPlace, case .path(let path) = record.source {
-      // An untouched blob encodes to its own bytes: nothing to replace, nothing to back up.
+      // An untouched blob is its own bytes: nothing to replace, nothing to back up.
       if bytes != blob {
         do throws(CommandError) {
           try Files.replace(path, with: bytes, backup: settings.backup)

@@ -34,7 +34,7 @@ struct BlobOutput {
     }
     let bytes: Data
     do {
-      bytes = try blob.encoded()
+      bytes = try blob.encoded(keepingUntouchedBytes: true)
     } catch {
       throw .operation(error, file: input)
     }

@@ -221,8 +221,8 @@ private struct InPlaceRepair {
         report.reason = first.map { "\($0.code): \($0.message)" } ?? "cannot be resumed"
         return report
       }
-      let bytes = try blob.encoded()
-      // An untouched blob encodes to its own bytes: the file is left as it is.
+      let bytes = try blob.encoded(keepingUntouchedBytes: true)
+      // An untouched blob is its own bytes: the file is left as it is.
       guard bytes != input else { return report }
       try Files.replace(path, with: bytes, backup: backup)
       report.status = .repaired

@@ -46,7 +46,8 @@ extension ResumeData {
   ]
 
   /// Repairs the blob for a target: runs every rule the target needs, in order, and reports what
-  /// each changed. An untouched blob (nothing needed) comes back with the bytes it was read from.
+  /// each changed. An untouched blob (nothing needed) comes back as it was: its
+  /// `encoded(keepingUntouchedBytes: true)` is the bytes it was read from.
   ///
   /// - Throws: `ResumeDataError` when a rule cannot read what it must change.
   public consuming func repaired(
