@@ -40,7 +40,7 @@ enum ResumeDataHarness {
       fatalError(
         "the re-encoded blob reads differently: \(resume.generation) → \(again.generation)")
     }
-    transform(resume)
+    transform(resume, read: data)
     return 0
   }
 
@@ -52,15 +52,25 @@ enum ResumeDataHarness {
     }
   }
 
-  /// Repairs, converts and edits a decoded blob; each result that is produced must read back.
-  static func transform(_ resume: ResumeData) {
+  /// Repairs, converts and edits a blob decoded from `data`; each result that is produced must read
+  /// back.
+  static func transform(_ resume: ResumeData, read data: Data) {
     // Which target and generation vary with the blob, so every one is reached across inputs
     // without multiplying the work per input.
     let pick = resume.originalCount
     let target = RepairTarget.allCases[pick % RepairTarget.allCases.count]
     let generation = ResumeDataGeneration.allCases[pick % ResumeDataGeneration.allCases.count]
     var produced = [Data?]()
-    produced.append(try? resume.repaired(for: target).blob?.encoded())
+    if let repaired = try? resume.repaired(for: target).blob {
+      produced.append(try? repaired.encoded())
+      // What the CLI writes: the input's own bytes only when no rule changed the blob, so that
+      // passing an untouched blob through can never drop a change.
+      let written = try? repaired.encoded(keepingUntouchedBytes: true)
+      produced.append(written)
+      if written == data, repaired != resume {
+        fatalError("a repair for \(target) changed the blob but its input bytes were written")
+      }
+    }
     produced.append(try? resume.converted(to: generation).blob.encoded())
     var edited = resume
     if (try? edited.setURL("https://fuzz.example/x")) != nil,
