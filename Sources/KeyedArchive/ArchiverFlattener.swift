@@ -74,8 +74,9 @@ enum ArchiverFlattener {
 
   private struct State {
     var objects: [BinaryPropertyListObjectTable.Object] = []
-    var keyConstants: [String: Int] = [:]
-    var valueConstants: [String: Int] = [:]
+    // By exact characters, as NSKeyedArchiver uniques strings (canonically equivalent ones stay two).
+    var keyConstants: [ExactString: Int] = [:]
+    var valueConstants: [ExactString: Int] = [:]
     var numbers: [NumberKey: Int] = [:]
     var dates: [UInt64: Int] = [:]
     var uids: [UInt64: Int] = [:]
@@ -180,18 +181,9 @@ enum ArchiverFlattener {
       let next = objects.count
       let found =
         isKey
-        ? firstOrInsert(&keyConstants[string], next)
-        : firstOrInsert(&valueConstants[string], next)
-      if let found {
-        // Swift's String equality is canonical equivalence; CoreFoundation shares only identical
-        // text.
-        if case .scalar(.string(let stored)) = objects[found],
-          PropertyListDictionary.sameBytes(stored, string)
-        {
-          return found
-        }
-        if isKey { keyConstants[string] = next } else { valueConstants[string] = next }
-      }
+        ? firstOrInsert(&keyConstants[ExactString(string)], next)
+        : firstOrInsert(&valueConstants[ExactString(string)], next)
+      if let found { return found }
       return append(.scalar(.string(string)))
     }
 

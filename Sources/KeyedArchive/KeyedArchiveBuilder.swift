@@ -8,8 +8,10 @@ import PropertyList
 public struct KeyedArchiveBuilder: Sendable {
   /// The objects so far; index 0 is `$null`.
   public private(set) var objects: [PropertyListValue] = [.string("$null")]
-  private var classUIDs: [[String]: UInt64] = [:]
-  private var stringUIDs: [String: UInt64] = [:]
+  private var classUIDs: [ExactChain: UInt64] = [:]
+  // By exact characters: NSKeyedArchiver never makes one object of two strings that differ,
+  // however canonically equivalent.
+  private var stringUIDs: [ExactString: UInt64] = [:]
   private var numberUIDs: [PropertyListValue: UInt64] = [:]
 
   /// Creates an empty builder.
@@ -33,14 +35,7 @@ public struct KeyedArchiveBuilder: Sendable {
         }
       }
       let next = UInt64(objects.count)
-      if let existing = firstOrInsert(&stringUIDs[string], next) {
-        if let stored = objects[Int(existing)].stringValue,
-          PropertyListDictionary.sameBytes(stored, string)
-        {
-          return existing
-        }
-        stringUIDs[string] = next
-      }
+      if let existing = firstOrInsert(&stringUIDs[ExactString(string)], next) { return existing }
       return append(.string(string))
     case .integer(let integer):
       return number(.integer(integer))
@@ -143,7 +138,7 @@ public struct KeyedArchiveBuilder: Sendable {
 
   private mutating func classObject(_ chain: [String]) -> UInt64 {
     let next = UInt64(objects.count)
-    if let existing = firstOrInsert(&classUIDs[chain], next) { return existing }
+    if let existing = firstOrInsert(&classUIDs[ExactChain(names: chain)], next) { return existing }
     // Two distinct keys: no literal, which would look for each before setting it.
     return append(
       .dictionary(
@@ -185,5 +180,24 @@ extension KeyedArchive {
     var builder = KeyedArchiveBuilder()
     let uid = builder.encode(value)
     self = try builder.archive(rootUID: uid, rootKey: rootKey)
+  }
+}
+
+/// A class chain compared and hashed by its names' exact characters (see `ExactString`).
+private struct ExactChain: Hashable {
+  let names: [String]
+
+  static func == (lhs: ExactChain, rhs: ExactChain) -> Bool {
+    lhs.names.count == rhs.names.count
+      && zip(lhs.names, rhs.names).allSatisfy { PropertyListDictionary.sameBytes($0, $1) }
+  }
+
+  func hash(into hasher: inout Hasher) {
+    hasher.combine(names.count)
+    for name in names {
+      // The length first keeps one name's bytes from running into the next's.
+      hasher.combine(name.utf8.count)
+      ExactString(name).hash(into: &hasher)
+    }
   }
 }

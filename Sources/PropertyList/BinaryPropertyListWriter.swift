@@ -57,21 +57,6 @@ enum UniqueKey: Hashable {
   }
 }
 
-/// A string compared and hashed by its UTF-8 bytes, which is CFEqual's code-unit comparison.
-struct ExactString: Hashable {
-  let string: String
-  init(_ string: String) { self.string = string }
-
-  static func == (lhs: ExactString, rhs: ExactString) -> Bool {
-    PropertyListDictionary.sameBytes(lhs.string, rhs.string)
-  }
-
-  func hash(into hasher: inout Hasher) {
-    var copy = string
-    copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-  }
-}
-
 struct Flattener {
   let maximumDepth: Int
   var objects: [BinaryPropertyListObjectTable.Object] = []

@@ -5,6 +5,10 @@ import Foundation
 /// Binary plists written by CoreFoundation store keys in hash order, and re-encoding an untouched plist
 /// to the same bytes needs that order back, so the order is part of the value. Equality, however, ignores
 /// order: two dictionaries are equal when they hold the same keys with equal values.
+///
+/// Keys are told apart by their exact characters, as CoreFoundation tells `CFString` keys apart, not by
+/// Unicode canonical equivalence as `String`'s `==` does: "é" (U+00E9) and "e" followed by U+0301 are
+/// two keys, in every dictionary and for every operation.
 public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection,
   ExpressibleByDictionaryLiteral
 {
@@ -14,7 +18,7 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
   /// The entries in order.
   public private(set) var entries: [Element]
   // Built lazily only for dictionaries large enough that a linear scan would hurt.
-  private var index: [String: Int]?
+  private var index: [ExactString: Int]?
 
   // Up to this many entries, lookups scan (comparing lengths first) and duplicate keys are found by
   // fingerprint: cheaper than hashing every key into a table for the many small dictionaries of
@@ -53,18 +57,22 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
   /// The keys in order.
   public var keys: [String] { entries.map(\.key) }
 
-  /// The position of a key, if present.
+  /// The position of a key (with exactly these characters), if present.
   public func position(of key: String) -> Int? {
-    if let index { return index[key] }
-    let length = key.utf8.count
-    // Through the buffer, each key is read in place: indexing the array would copy whole entries,
-    // values included, only to compare their keys.
-    return entries.withUnsafeBufferPointer { entries in
-      for position in entries.indices where Self.keyMatches(entries, position, key, length) {
-        return position
+    if let index { return index[ExactString(key)] }
+    // The key's bytes found once for the whole scan. Through the buffer, each entry's key is read
+    // in place: indexing the array would copy whole entries, values included, only to compare
+    // their keys.
+    let found: Int?? = key.utf8.withContiguousStorageIfAvailable { keyBytes in
+      entries.withUnsafeBufferPointer { entries in
+        for position in entries.indices where Self.keyMatches(entries, position, keyBytes) {
+          return position
+        }
+        return nil
       }
-      return nil
     }
+    if let found { return found }
+    return entries.firstIndex { Self.sameBytes($0.key, key) }
   }
 
   /// Whether `body` returns true for every key and value, in order; stops at the first false. Keys
@@ -92,16 +100,19 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
     return (MemoryLayout<String>.size + alignment - 1) / alignment * alignment
   }
 
-  // Compares the key of an entry in place. Projecting `.key` out of an element copies the whole
-  // entry (retaining its key and its value) only to compare; the key is the tuple's first element,
-  // at its start, so it is read through a pointer to it instead.
+  // Compares the key of an entry in place with a key's bytes. Projecting `.key` out of an element
+  // copies the whole entry (retaining its key and its value) only to compare; the key is the
+  // tuple's first element, at its start, so it is read through a pointer to it instead.
   @inline(__always)
   private static func keyMatches(
-    _ entries: UnsafeBufferPointer<Element>, _ position: Int, _ key: String, _ length: Int
+    _ entries: UnsafeBufferPointer<Element>, _ position: Int, _ key: UnsafeBufferPointer<UInt8>
   ) -> Bool {
     let candidate = UnsafeRawPointer(entries.baseAddress! + position).assumingMemoryBound(
       to: String.self)
-    return candidate.pointee.utf8.count == length && candidate.pointee == key
+    guard candidate.pointee.utf8.count == key.count else { return false }
+    return candidate.pointee.utf8.withContiguousStorageIfAvailable { bytes in
+      key.isEmpty || memcmp(bytes.baseAddress!, key.baseAddress!, key.count) == 0
+    } ?? candidate.pointee.utf8.elementsEqual(key)
   }
 
   /// Reads, replaces (in place), appends or (with nil) removes the value for a key.
@@ -121,7 +132,7 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
       } else if let newValue {
         entries.append((key, newValue))
         if index != nil {
-          index?[key] = entries.count - 1
+          index?[ExactString(key)] = entries.count - 1
         } else {
           rebuildIndexIfLarge()
         }
@@ -137,7 +148,7 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
   /// Appends an entry without looking for an existing key; for readers that call `finishBuilding`.
   package mutating func appendUnchecked(_ key: String, _ value: PropertyListValue) {
     entries.append((key, value))
-    if index != nil { index?[key] = entries.count - 1 }
+    if index != nil { index?[ExactString(key)] = entries.count - 1 }
   }
 
   /// Replaces the value at a position; for readers that fold duplicate keys themselves.
@@ -185,14 +196,15 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
       }
       return
     }
-    var built = [String: Int](minimumCapacity: entries.count)
+    var built = [ExactString: Int](minimumCapacity: entries.count)
     var folded: [Element]?
     for (offset, entry) in entries.enumerated() {
-      if let first = built[entry.key] {
+      let key = ExactString(entry.key)
+      if let first = built[key] {
         if folded == nil { folded = Array(entries[..<offset]) }
         folded?[first].value = entry.value
       } else {
-        built[entry.key] = folded?.count ?? offset
+        built[key] = folded?.count ?? offset
         folded?.append(entry)
       }
     }
@@ -208,24 +220,26 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
     return key.withUTF8 { keyFingerprint(UnsafeRawBufferPointer($0)) }
   }
 
-  /// Whether two keys have the same UTF-8 bytes: how the readers tell duplicate keys of small
-  /// dictionaries apart (by bytes, not by canonical equivalence).
+  /// Whether two keys have the same UTF-8 bytes (so the same characters): how keys are told apart,
+  /// not by canonical equivalence.
   package static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
-    guard lhs.utf8.count == rhs.utf8.count else { return false }
-    // In place: the UTF-8 views' generic `elementsEqual` went a byte at a time.
-    var lhs = lhs
-    var rhs = rhs
-    return lhs.withUTF8 { left in
-      rhs.withUTF8 { right in
-        left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
-      }
-    }
+    let count = lhs.utf8.count
+    guard count == rhs.utf8.count else { return false }
+    // Borrowed in place: copying the strings to call `withUTF8` retains and releases each, which
+    // cost more than the comparison.
+    let compared: Bool? =
+      lhs.utf8.withContiguousStorageIfAvailable { left in
+        rhs.utf8.withContiguousStorageIfAvailable { right in
+          count == 0 || memcmp(left.baseAddress!, right.baseAddress!, count) == 0
+        }
+      } ?? nil
+    return compared ?? lhs.utf8.elementsEqual(rhs.utf8)
   }
 
   private mutating func rebuildIndexIfLarge() {
     guard entries.count > Self.indexThreshold, index == nil else { return }
-    var built = [String: Int](minimumCapacity: entries.count)
-    for (offset, entry) in entries.enumerated() { built[entry.key] = offset }
+    var built = [ExactString: Int](minimumCapacity: entries.count)
+    for (offset, entry) in entries.enumerated() { built[ExactString(entry.key)] = offset }
     index = built
   }
 
@@ -281,5 +295,32 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
       combined ^= entryHasher.finalize()
     }
     hasher.combine(combined)
+  }
+}
+
+/// A string compared and hashed by its UTF-8 bytes, which is CFEqual's code-unit comparison (for
+/// valid strings the same test): unlike `String`'s `==`, canonically equivalent strings are two.
+/// What dictionary keys and the writers' uniquing go by.
+package struct ExactString: Hashable {
+  /// The string.
+  package let string: String
+
+  /// Wraps a string.
+  package init(_ string: String) { self.string = string }
+
+  /// Whether the two have the same bytes.
+  package static func == (lhs: ExactString, rhs: ExactString) -> Bool {
+    PropertyListDictionary.sameBytes(lhs.string, rhs.string)
+  }
+
+  /// Hashes the bytes.
+  package func hash(into hasher: inout Hasher) {
+    let hashed: Void? = string.utf8.withContiguousStorageIfAvailable {
+      hasher.combine(bytes: UnsafeRawBufferPointer($0))
+    }
+    if hashed == nil {
+      // As the contiguous case feeds them, so that equal strings hash equal however stored.
+      Array(string.utf8).withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
   }
 }

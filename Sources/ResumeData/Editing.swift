@@ -25,7 +25,9 @@ extension ResumeData {
         .unsupported,
         "a Network.framework blob has no resume dictionary to edit; convert it first", at: key)
     }
-    if value != nil, entries[key] == nil, archivedEntries[key] == nil, !rootKeyOrder.contains(key) {
+    if value != nil, entries[key] == nil, archivedEntries[key] == nil,
+      !rootKeyOrder.contains(where: { PropertyListDictionary.sameBytes($0, key) })
+    {
       rootKeyOrder.append(key)
     }
     if value == nil, archivedEntries[key] != nil {

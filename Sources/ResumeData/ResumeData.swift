@@ -336,6 +336,15 @@ public struct ResumeData: Sendable, Hashable {
           .badObject, "key \(index) is not a string",
           at: "$top.\(rootKey()).NS.keys[\(index)]")
       }
+      if let held = archived.index(forKey: key),
+        !PropertyListDictionary.sameBytes(archived[held].key, key)
+      {
+        // `archivedEntries` is keyed by `String`, which cannot hold both; NSDictionary does.
+        throw KeyedArchiveError(
+          .badObject,
+          "keys \(String(reflecting: archived[held].key)) and \(String(reflecting: key)) differ only in Unicode normalization; this library cannot keep both when one holds an object",
+          at: "$top.\(rootKey()).NS.keys[\(index)]")
+      }
       if plain[key] == nil, archived[key] == nil {
         order.append(key)
       } else {
@@ -369,7 +378,9 @@ public struct ResumeData: Sendable, Hashable {
         // A handful of keys: comparing them pairwise is cheaper than hashing.
         let length = entries[position].key.utf8.count
         for earlier in order
-        where earlier.utf8.count == length && earlier == entries[position].key {
+        where earlier.utf8.count == length
+          && PropertyListDictionary.sameBytes(earlier, entries[position].key)
+        {
           return false
         }
         order.append(entries[position].key)

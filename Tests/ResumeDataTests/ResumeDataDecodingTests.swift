@@ -166,4 +166,30 @@ struct ResumeDataDecodingLimitTests {
     #expect(resume.generation == .safari)
     #expect(resume.nested == nil)
   }
+
+  @Test("Root keys that differ only in Unicode normalization are two keys, and stay two")
+  func normalizationVariantKeys() throws {
+    let composed = "caf\u{E9}"
+    let decomposed = "cafe\u{301}"
+    let blob = try keyedBlob(
+      plainEntries(version: 5, extra: [(composed, .string("a")), (decomposed, .string("b"))]))
+    for bytes in [blob, try ResumeData(decoding: blob).encoded()] {
+      let resume = try ResumeData(decoding: bytes)
+      #expect(resume.entries[composed] == .string("a"))
+      #expect(resume.entries[decomposed] == .string("b"))
+      #expect(
+        resume.unknownKeys.map { Array($0.utf8) } == [Array(composed.utf8), Array(decomposed.utf8)])
+    }
+    // Objects under both: `archivedEntries` cannot hold the two, and says so rather than drop one.
+    var pairs = try plainEntries(version: 5).map {
+      ArchivedDictionaryEntry(.string($0.key), archivedValue($0.value))
+    }
+    pairs.append(ArchivedDictionaryEntry(.string(composed), .array([.string("x")])))
+    pairs.append(ArchivedDictionaryEntry(.string(decomposed), .array([.string("y")])))
+    let objects = try KeyedArchive(root: .dictionary(pairs, mutable: true)).encoded()
+    let error = try #require(throws: ResumeDataError.self) { try ResumeData(decoding: objects) }
+    #expect(error.code == .keyedArchive)
+    #expect(error.message.contains("differ only in Unicode normalization"))
+    #expect(error.keyPath.hasSuffix(".NS.keys[\(pairs.count - 1)]"))
+  }
 }
