@@ -57,11 +57,15 @@ enum ArchiverFlattener {
   ) -> BinaryPropertyListObjectTable {
     var state = State()
     state.classNameSharing = classNameSharing
-    // Growing a table hashes every key again: room for as many as the archive can have.
+    // Growing a table hashes every key again: room for as many as the archive can have (every
+    // dictionary's keys may be distinct, and an instance has more keys than `$objects` has entries
+    // as a rule).
     if case .dictionary(let envelope) = propertyList,
       case .array(let objects)? = envelope["$objects"]
     {
-      state.reserveCapacity(objects.count + envelope.count)
+      var keys = envelope.count
+      for case .dictionary(let dictionary) in objects { keys += dictionary.count }
+      state.reserveCapacity(objects: objects.count + envelope.count, keys: keys)
     }
     let top = state.flatten(propertyList, isObjectsEntry: false, isObjectsArray: false)
     return BinaryPropertyListObjectTable(objects: state.objects, topObject: top)
@@ -84,13 +88,14 @@ enum ArchiverFlattener {
     var firstFalse: Int?
     var classNameSharing: [String: Bool] = [:]
 
-    mutating func reserveCapacity(_ count: Int) {
+    mutating func reserveCapacity(objects count: Int, keys: Int) {
       objects.reserveCapacity(count)
-      keyConstants.reserveCapacity(count)
+      keyConstants.reserveCapacity(keys)
       valueConstants.reserveCapacity(count)
-      // Fewer distinct numbers and UIDs than objects, as a rule: a table that fills grows.
+      // A UID names an object, so there are no more distinct ones than objects; fewer distinct
+      // numbers, as a rule (a table that fills grows).
       numbers.reserveCapacity(count / 4)
-      uids.reserveCapacity(count / 2)
+      uids.reserveCapacity(count)
     }
 
     mutating func append(_ object: BinaryPropertyListObjectTable.Object) -> Int {
