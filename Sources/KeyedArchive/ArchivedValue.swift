@@ -35,13 +35,14 @@ public enum ArchivedValue: Sendable, Hashable {
 }
 
 extension ArchivedValue {
-  /// Structural equality. Dates compare as `PropertyListValue`'s do: every NaN date equals every
+  /// Structural equality. Strings and dates compare as `PropertyListValue`'s do: strings by their
+  /// exact characters (as NSString's literal comparison does), and every NaN date equals every
   /// other (an archive can hold one), so that equality stays reflexive.
   public static func == (lhs: ArchivedValue, rhs: ArchivedValue) -> Bool {
     switch (lhs, rhs) {
     case (.null, .null), (.nsNull, .nsNull): return true
     case (.string(let a, let aMutable), .string(let b, let bMutable)):
-      return aMutable == bMutable && a == b
+      return aMutable == bMutable && PropertyListDictionary.sameBytes(a, b)
     case (.integer(let a), .integer(let b)): return a == b
     case (.real(let a), .real(let b)): return a == b
     case (.boolean(let a), .boolean(let b)): return a == b

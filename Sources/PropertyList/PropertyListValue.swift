@@ -27,13 +27,15 @@ public enum PropertyListValue: Sendable, Hashable {
 }
 
 extension PropertyListValue {
-  /// Structural equality. Dates compare like reals here: every NaN date equals every other (binary
-  /// plists can hold one), so equality stays reflexive and round trips compare equal.
+  /// Structural equality. Strings compare by their exact characters, as CoreFoundation compares
+  /// them (not by canonical equivalence, as `String` does). Dates compare like reals here: every NaN
+  /// date equals every other (binary plists can hold one), so equality stays reflexive and round
+  /// trips compare equal.
   public static func == (lhs: PropertyListValue, rhs: PropertyListValue) -> Bool {
     switch (lhs, rhs) {
     case (.dictionary(let a), .dictionary(let b)): return a == b
     case (.array(let a), .array(let b)): return a == b
-    case (.string(let a), .string(let b)): return a == b
+    case (.string(let a), .string(let b)): return PropertyListDictionary.sameBytes(a, b)
     case (.data(let a), .data(let b)): return a == b
     case (.date(let a), .date(let b)):
       let (x, y) = (a.timeIntervalSinceReferenceDate, b.timeIntervalSinceReferenceDate)

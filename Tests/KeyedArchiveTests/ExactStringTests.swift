@@ -57,4 +57,12 @@ struct ExactStringTests {
         Array(Self.composed.utf8), Array(Self.decomposed.utf8), Array(Self.composed.utf8),
       ])
   }
+
+  @Test("Archived strings that differ only in normalization are not equal")
+  func equality() {
+    #expect(ArchivedValue.string(Self.composed) != .string(Self.decomposed))
+    #expect(ArchivedValue.string(Self.composed) == .string("caf" + "\u{E9}"))
+    #expect(
+      ArchivedValue.array([.string(Self.composed)]) != .array([.string(Self.decomposed)]))
+  }
 }

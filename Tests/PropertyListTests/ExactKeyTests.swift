@@ -70,8 +70,13 @@ struct ExactKeyTests {
     #expect(folded[Self.composed] == number(3))
   }
 
-  @Test("Dictionaries whose keys differ only in normalization are not equal")
+  @Test("Values and dictionaries that differ only in normalization are not equal")
   func equality() {
+    #expect(PropertyListValue.string(Self.composed) != .string(Self.decomposed))
+    #expect(PropertyListValue.string(Self.composed) == .string("caf" + "\u{E9}"))
+    #expect(
+      PropertyListValue.dictionary(["k": .string(Self.composed)])
+        != .dictionary(["k": .string(Self.decomposed)]))
     let composed: PropertyListDictionary = [Self.composed: number(1)]
     let decomposed: PropertyListDictionary = [Self.decomposed: number(1)]
     #expect(composed != decomposed)
