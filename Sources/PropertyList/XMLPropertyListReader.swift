@@ -109,6 +109,10 @@ private struct XMLValueBuilder {
 
   init(limits: PropertyListLimits) {
     self.limits = limits
+    // Room for a resume blob's dictionary without growing the stacks entry by entry.
+    values.reserveCapacity(16)
+    keys.reserveCapacity(16)
+    frames.reserveCapacity(8)
   }
 
   static func at(_ context: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<XMLValueBuilder> {
@@ -299,6 +303,7 @@ private struct XMLValueBuilder {
 
   private mutating func endDictionary(_ frame: Frame) -> Bool {
     var dictionary = PropertyListDictionary()
+    dictionary.reserveCapacity(values.count - frame.valueStart)
     var keyIndex = frame.keyStart
     for value in values[frame.valueStart...] {
       dictionary.appendUnchecked(keys[keyIndex], value)
