@@ -336,14 +336,18 @@ public struct ResumeData: Sendable, Hashable {
           .badObject, "key \(index) is not a string",
           at: "$top.\(rootKey()).NS.keys[\(index)]")
       }
+      // `archivedEntries` is keyed by `String`, which takes two keys that differ only in Unicode
+      // normalization for one; NSDictionary keeps both. Refused, rather than one of them dropped.
+      func clash(with other: String) -> KeyedArchiveError {
+        KeyedArchiveError(
+          .badObject,
+          "keys \(String(reflecting: other)) and \(String(reflecting: key)) differ only in Unicode normalization; this library cannot keep both when one holds an object",
+          at: "$top.\(rootKey()).NS.keys[\(index)]")
+      }
       if let held = archived.index(forKey: key),
         !PropertyListDictionary.sameBytes(archived[held].key, key)
       {
-        // `archivedEntries` is keyed by `String`, which cannot hold both; NSDictionary does.
-        throw KeyedArchiveError(
-          .badObject,
-          "keys \(String(reflecting: archived[held].key)) and \(String(reflecting: key)) differ only in Unicode normalization; this library cannot keep both when one holds an object",
-          at: "$top.\(rootKey()).NS.keys[\(index)]")
+        throw clash(with: archived[held].key)
       }
       if plain[key] == nil, archived[key] == nil {
         order.append(key)
@@ -358,7 +362,13 @@ public struct ResumeData: Sendable, Hashable {
       case .real(let real): plain[key] = .real(real)
       case .boolean(let flag): plain[key] = .boolean(flag)
       case .data(let data, false): plain[key] = .data(data)
-      default: archived[key] = pair.value
+      default:
+        if let other = plain.entries.first(where: {
+          $0.key == key && !PropertyListDictionary.sameBytes($0.key, key)
+        }) {
+          throw clash(with: other.key)
+        }
+        archived[key] = pair.value
       }
     }
     return (plain, archived, order)

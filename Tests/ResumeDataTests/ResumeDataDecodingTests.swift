@@ -191,5 +191,17 @@ struct ResumeDataDecodingLimitTests {
     #expect(error.code == .keyedArchive)
     #expect(error.message.contains("differ only in Unicode normalization"))
     #expect(error.keyPath.hasSuffix(".NS.keys[\(pairs.count - 1)]"))
+    // An object under one and a plain value under the other, in either order, likewise.
+    for (first, second) in [
+      (ArchivedValue.string("x"), ArchivedValue.array([.string("y")])),
+      (.array([.string("x")]), .string("y")),
+    ] {
+      var mixed = Array(pairs.dropLast(2))
+      mixed.append(ArchivedDictionaryEntry(.string(composed), first))
+      mixed.append(ArchivedDictionaryEntry(.string(decomposed), second))
+      let bytes = try KeyedArchive(root: .dictionary(mixed, mutable: true)).encoded()
+      let thrown = try #require(throws: ResumeDataError.self) { try ResumeData(decoding: bytes) }
+      #expect(thrown.message.contains("differ only in Unicode normalization"))
+    }
   }
 }
