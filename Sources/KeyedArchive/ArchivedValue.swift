@@ -144,6 +144,12 @@ public struct ArchivedURL: Sendable, Hashable {
     return URL(string: relative, relativeTo: URL(string: base.absoluteString))?.absoluteString
       ?? relative
   }
+
+  /// Equal when the relative strings have the same characters (compared as `ArchivedValue`'s
+  /// strings are) and the bases are equal.
+  public static func == (lhs: ArchivedURL, rhs: ArchivedURL) -> Bool {
+    PropertyListDictionary.sameBytes(lhs.relative, rhs.relative) && lhs.base == rhs.base
+  }
 }
 
 /// An instance of a class without its own model: its class chain and every field.
@@ -162,9 +168,17 @@ public struct ArchivedObject: Sendable, Hashable {
   /// The most derived class name.
   public var className: String { classChain.first ?? "" }
 
-  /// The field with a key, if present.
+  /// The field with a key (with exactly these characters), if present.
   public subscript(key: String) -> ArchivedField.Value? {
-    fields.first { $0.key == key }?.value
+    fields.first { PropertyListDictionary.sameBytes($0.key, key) }?.value
+  }
+
+  /// Equal when the class names have the same characters (compared as `ArchivedValue`'s strings
+  /// are) and the fields are equal, in order.
+  public static func == (lhs: ArchivedObject, rhs: ArchivedObject) -> Bool {
+    lhs.classChain.count == rhs.classChain.count
+      && zip(lhs.classChain, rhs.classChain).allSatisfy(PropertyListDictionary.sameBytes)
+      && lhs.fields == rhs.fields
   }
 }
 
@@ -189,5 +203,11 @@ public struct ArchivedField: Sendable, Hashable {
   public init(_ key: String, _ value: Value) {
     self.key = key
     self.value = value
+  }
+
+  /// Equal when the keys have the same characters (compared as `ArchivedValue`'s strings are) and
+  /// the values are equal.
+  public static func == (lhs: ArchivedField, rhs: ArchivedField) -> Bool {
+    PropertyListDictionary.sameBytes(lhs.key, rhs.key) && lhs.value == rhs.value
   }
 }

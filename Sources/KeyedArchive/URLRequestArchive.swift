@@ -590,7 +590,7 @@ public struct URLRequestFields: Sendable, Hashable {
 extension [ArchivedField] {
   /// Replaces the value of the field with a key, or appends the field.
   mutating func set(_ key: String, _ value: ArchivedField.Value) {
-    if let index = firstIndex(where: { $0.key == key }) {
+    if let index = firstIndex(where: { PropertyListDictionary.sameBytes($0.key, key) }) {
       self[index].value = value
     } else {
       append(ArchivedField(key, value))

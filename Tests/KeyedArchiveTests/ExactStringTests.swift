@@ -65,4 +65,17 @@ struct ExactStringTests {
     #expect(
       ArchivedValue.array([.string(Self.composed)]) != .array([.string(Self.decomposed)]))
   }
+
+  @Test("URLs, objects and fields that differ only in normalization are not equal")
+  func typesHoldingStrings() {
+    #expect(ArchivedURL(relative: Self.composed) != ArchivedURL(relative: Self.decomposed))
+    #expect(ArchivedURL(relative: Self.composed) == ArchivedURL(relative: "caf" + "\u{E9}"))
+    let field = ArchivedField(Self.composed, .inline(.integer(PropertyListInteger(1))))
+    #expect(field != ArchivedField(Self.decomposed, field.value))
+    let object = ArchivedObject(classChain: [Self.composed], fields: [field])
+    #expect(object != ArchivedObject(classChain: [Self.decomposed], fields: [field]))
+    #expect(object == ArchivedObject(classChain: ["caf" + "\u{E9}"], fields: [field]))
+    #expect(object[Self.composed] == field.value)
+    #expect(object[Self.decomposed] == nil)
+  }
 }
