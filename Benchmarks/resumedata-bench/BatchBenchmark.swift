@@ -23,8 +23,8 @@ enum BatchBenchmark {
     keyed v5 blob (each about 5 KB, two ~2 KB request archives) with --jobs 1 and --jobs 2; then
     the same with the records in a file named on the command line (no writer sharing the cores);
     for the v2 blob, the floor: libxml2 alone parsing it in this process, with callbacks that do
-    nothing, on one thread (no v2 XML record can be repaired faster than that); then blobs that are changed rather than passed through, from a file (a fourth as many
-    records): the keyed blob repaired for ios10.0-10.1 (request archives rewritten, written as v2)
+    nothing, on one thread (no v2 XML record can be repaired faster than that); then blobs that
+    are changed rather than passed through, from a file (a fourth as many records): the keyed blob repaired for ios10.0-10.1 (request archives rewritten, written as v2)
     and a Network.framework blob with the same fields repaired for ios13+ (converted to keyed);
     then the peak RSS of the keyed run at two input lengths (flat memory means the same figure).
     Each throughput line is the fastest of --repeat runs, the runs with 1 and 2 jobs taking turns:
