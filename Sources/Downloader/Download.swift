@@ -42,6 +42,12 @@ public actor Download {
   private var file: PartialFile?
   private var transfer: Transfer?
   private var stopRequested = false
+  // A segmented download's state: the map read from resume data (until the run takes it up), the
+  // run's book, fetcher and file.
+  private var restoredMap: SegmentMap?
+  private var book: SegmentBook?
+  private var fetcher: SegmentFetcher?
+  private var segmentFile: SegmentFile?
   // When the state file was last written, and for how many bytes (nil: not yet by this process).
   private var lastPersist: (instant: ContinuousClock.Instant, bytes: Int64)?
   private var lastProgress: (instant: ContinuousClock.Instant, bytes: Int64)?
@@ -95,14 +101,16 @@ public actor Download {
     self.init(
       original: plan.originalRequest, current: plan.request, partial: plan.partialFile,
       name: plan.tempFileName, entityTag: plan.entityTag, lastModified: plan.lastModified,
-      destination: destination, configuration: configuration)
+      destination: destination, configuration: configuration, segments: plan.segments)
   }
 
   private init(
     original: URLRequestFields, current: URLRequestFields, partial: URL, name: String,
     entityTag: String?,
-    lastModified: String?, destination: URL, configuration: DownloadConfiguration
+    lastModified: String?, destination: URL, configuration: DownloadConfiguration,
+    segments: SegmentMap? = nil
   ) {
+    restoredMap = segments
     (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
     record = ResumeRecord(
       original: original, current: current, entityTag: entityTag, lastModified: lastModified,
@@ -117,7 +125,7 @@ public actor Download {
   public nonisolated var partialFile: URL { partialURL }
 
   /// Bytes received so far (on disk, or on their way there).
-  public var bytesReceived: Int64 { file?.length ?? 0 }
+  public var bytesReceived: Int64 { book?.bytesOnDisk ?? file?.length ?? 0 }
 
   /// The most chunks URLSession held for the delegate at once, in any of this download's requests,
   /// while the delegate queue held it back (it is never more than `maximumQueuedChunks`).
@@ -128,6 +136,7 @@ public actor Download {
   public func pause() {
     stopRequested = true
     transfer?.stop(.stopped)
+    if let book, book.stop(.paused) { fetcher?.cancelAll() }
   }
 
   /// Runs the download to its end: completed, paused or failed. Call once.
@@ -143,6 +152,28 @@ public actor Download {
   }
 
   private func drive() async -> DownloadResult {
+    var restarts = 0
+    let ownRange = record.current.headerFields.contains { HTTPFieldName.equal($0.name, "Range") }
+    if restoredMap != nil || (connections > 1 && !ownRange) {
+      switch await driveSegments(restarts: &restarts) {
+      case .ended(let result):
+        return result
+      case .fallback(let reason):
+        eventSink.yield(.singleConnection(reason: reason))
+      }
+    }
+    return await driveOne(restarts: restarts)
+  }
+
+  /// The connections to use.
+  private var connections: Int {
+    min(
+      max(configuration.connections, DownloadConfiguration.connectionRange.lowerBound),
+      DownloadConfiguration.connectionRange.upperBound)
+  }
+
+  /// The download over one connection at a time, appending to the partial file.
+  private func driveOne(restarts: Int) async -> DownloadResult {
     let file: PartialFile
     do {
       file = try PartialFile(url: partialURL, algorithm: configuration.digestAlgorithm)
@@ -151,7 +182,7 @@ public actor Download {
     }
     self.file = file
     var attempt = 0
-    var restarts = 0
+    var restarts = restarts
     while true {
       if stopRequested { return paused() }
       let offset = file.length
@@ -189,7 +220,9 @@ public actor Download {
           // would need may be the very thread that waits).
           var record = record
           record.learn(learned)
-          if record.stateFile != nil { _ = try? record.persist(file) }
+          if record.stateFile != nil {
+            _ = try? record.persist(file.length, flush: file.synchronize)
+          }
         })
       self.transfer = transfer
       let watchdog = Task { await self.watch(transfer) }
@@ -219,6 +252,298 @@ public actor Download {
         let delay = configuration.retry.delay(
           beforeRetry: attempt, random: Double.random(in: 0...1))
         if await !sleep(delay) { return paused() }
+      }
+    }
+  }
+
+  // MARK: Segments
+
+  /// How a segmented run ended: with the download's result, or handing over to one connection.
+  private enum SegmentsEnd {
+    case ended(DownloadResult)
+    case fallback(String)
+  }
+
+  /// How one connection of a segmented run ended.
+  private enum WorkerEnd: Sendable {
+    /// Nothing is left for it to take.
+    case finished
+    /// The probe's answer does not allow segments.
+    case fallback(String)
+    /// It failed this many times in a row without a byte.
+    case gaveUp(DownloadError)
+  }
+
+  /// The download over several connections, each fetching segments of the file: from the map
+  /// resume data recorded, or after a probe (`bytes=R-`) whose answer allows it.
+  private func driveSegments(restarts: inout Int) async -> SegmentsEnd {
+    let file: SegmentFile
+    do {
+      file = try SegmentFile(url: partialURL, algorithm: configuration.digestAlgorithm)
+    } catch {
+      return .ended(.failed(error, resumeData: nil))
+    }
+    segmentFile = file
+    var map = restoredMap
+    restoredMap = nil
+    while true {
+      if stopRequested { return .ended(paused()) }
+      let validator = strongTag ?? record.lastModified
+      let size: Int64
+      do {
+        size = try file.size()
+      } catch {
+        return .ended(.failed(error, resumeData: nil))
+      }
+      // What is on disk is trusted only with a validator, and only as far as the file reaches.
+      var reason: String?
+      if validator == nil, map != nil || size > 0 {
+        reason = "no ETag or Last-Modified was recorded, so the partial file cannot be trusted"
+      } else if let known = map, size > known.total {
+        reason = "the partial file is longer than the segment map's \(known.total) bytes"
+      }
+      if let reason {
+        if let failure = restartSegments(file, reason) { return .ended(failure) }
+        map = nil
+        continue
+      }
+      let book: SegmentBook
+      var probe: Int64?
+      if let known = map.map({ size < $0.total ? $0.truncated(to: size) : $0 }) {
+        var schedule = SegmentSchedule(map: known, minimumSize: configuration.minimumSegmentSize)
+        schedule.prepare(connections: connections)
+        book = SegmentBook(
+          schedule: schedule,
+          identity: SegmentBook.Identity(
+            total: known.total, entityTag: strongTag,
+            lastModified: strongTag == nil ? record.lastModified : nil))
+        if known.isComplete {
+          self.book = book
+          return .ended(finishSegments(file, total: known.total))
+        }
+        do {
+          try file.allocate(known.total)
+        } catch {
+          return .ended(failed(error))
+        }
+        eventSink.yield(known.bytesOnDisk > 0 ? .resumed(offset: known.bytesOnDisk) : .started)
+        eventSink.yield(.segmented(connections: connections))
+      } else {
+        book = SegmentBook()
+        probe = size
+        eventSink.yield(size > 0 ? .resumed(offset: size) : .started)
+      }
+      map = nil
+      self.book = book
+      let fetcher = makeFetcher(book: book, file: file, probe: probe, validator: validator)
+      self.fetcher = fetcher
+      if stopRequested { book.stop(.paused) }
+      let watchdog = Task { await self.watchSegments(fetcher, book) }
+      let ends = await runWorkers(book: book, fetcher: fetcher, probe: probe)
+      watchdog.cancel()
+      fetcher.close()
+      self.fetcher = nil
+      learnSegments()
+      if let total = book.identity?.total, book.isComplete {
+        return .ended(finishSegments(file, total: total))
+      }
+      for case .fallback(let reason) in ends {
+        // Nothing was written past the prefix: the file is what one connection continues.
+        self.book = nil
+        segmentFile = nil
+        return .fallback(reason)
+      }
+      switch book.stop {
+      case .paused:
+        return .ended(paused())
+      case .failed(let error):
+        return .ended(failed(error))
+      case .restart(let reason):
+        restarts += 1
+        guard restarts <= 3 else {
+          return .ended(failed(DownloadError(.badPartialResponse, "\(reason) (after 3 restarts)")))
+        }
+        if let failure = restartSegments(file, reason) { return .ended(failure) }
+      case nil:
+        var error = DownloadError(.network, "every connection ended before the file was complete")
+        for case .gaveUp(let last) in ends { error = last }
+        return .ended(failed(error))
+      }
+    }
+  }
+
+  /// The fetcher of one segmented run. Its probe, when the first answer allows segments, sets up
+  /// the schedule and persists the map before the file grows past its prefix, so that resume data
+  /// describes the file at every instant.
+  private func makeFetcher(
+    book: SegmentBook, file: SegmentFile, probe: Int64?, validator: String?
+  ) -> SegmentFetcher {
+    let count = connections
+    let minimumSize = configuration.minimumSegmentSize
+    return SegmentFetcher(
+      book: book, file: file, request: request([]),
+      probeValidator: (probe ?? 0) > 0 ? validator : nil, connections: count,
+      // The session's chunks share one delegate queue; the bound stays that of one transfer.
+      maximumQueuedChunks: configuration.maximumQueuedChunks,
+      configuration: sessionConfiguration(), emit: { [eventSink] in eventSink.yield($0) },
+      onProbe: { [record, eventSink] answer in
+        let prefix = probe ?? 0
+        var schedule = SegmentSchedule(
+          map: SegmentMap(total: answer.identity.total, onDisk: [0..<prefix]),
+          minimumSize: minimumSize)
+        _ = schedule.assign(to: 0)
+        schedule.prepare(connections: count)
+        var record = record
+        if let url = answer.url { record.current.url = url.absoluteString }
+        record.entityTag = answer.identity.entityTag
+        record.lastModified = answer.identity.lastModified
+        do throws(DownloadError) {
+          if record.stateFile != nil {
+            _ = try record.persist(prefix, segments: schedule.map, flush: file.synchronize)
+          }
+          book.prepare(schedule, identity: answer.identity)
+          try file.allocate(answer.identity.total)
+        } catch {
+          return error
+        }
+        eventSink.yield(.segmented(connections: count))
+        return nil
+      })
+  }
+
+  /// Runs the connections of a segmented run to their ends: the probe's alone until its answer
+  /// sets up the schedule, then the others.
+  private func runWorkers(
+    book: SegmentBook, fetcher: SegmentFetcher, probe: Int64?
+  ) async -> [WorkerEnd] {
+    let count = connections
+    let retry = configuration.retry
+    return await withTaskGroup(of: WorkerEnd.self) { group in
+      group.addTask {
+        await Self.work(worker: 0, probe: probe, book: book, fetcher: fetcher, retry: retry)
+      }
+      let ready = probe == nil ? true : await book.waitUntilReady()
+      if ready {
+        for worker in 1..<max(count, 1) {
+          group.addTask {
+            await Self.work(worker: worker, probe: nil, book: book, fetcher: fetcher, retry: retry)
+          }
+        }
+      }
+      var ends = [WorkerEnd]()
+      for await end in group { ends.append(end) }
+      return ends
+    }
+  }
+
+  /// One connection: takes segments (or first probes) until none is left or the run stops;
+  /// retries a failed segment after a delay, giving up after `retry.maximumAttempts` failures in
+  /// a row that brought no byte.
+  private static func work(
+    worker: Int, probe: Int64?, book: SegmentBook, fetcher: SegmentFetcher, retry: RetryPolicy
+  ) async -> WorkerEnd {
+    var probe = probe
+    var failures = 0
+    while book.stop == nil {
+      let start: Int64
+      let range: ClosedRange<Int64>?
+      if let from = probe {
+        (start, range) = (from, nil)
+      } else if let next = book.assign(to: worker) {
+        (start, range) = (next.start, next.range)
+      } else {
+        return .finished
+      }
+      let before = book.bytesOnDisk
+      switch await fetcher.fetch(worker: worker, start: start, range: range) {
+      case .done:
+        failures = 0
+        probe = nil
+      case .stopped:
+        probe = nil
+      case .fallback(let reason):
+        book.abandon()
+        return .fallback(reason)
+      case .restart(let reason):
+        if book.stop(.restart(reason)) { fetcher.cancelAll() }
+        return .finished
+      case .failed(let error) where !error.isRetryable:
+        if book.stop(.failed(error)) { fetcher.cancelAll() }
+        return .finished
+      case .failed(let error):
+        // A probe whose answer set up the schedule goes on as that segment's connection.
+        if book.map != nil { probe = nil }
+        book.release(start, worker: worker)
+        failures = book.bytesOnDisk > before ? 1 : failures + 1
+        guard failures < retry.maximumAttempts else {
+          if probe != nil { book.abandon() }
+          return .gaveUp(error)
+        }
+        let delay = retry.delay(beforeRetry: failures, random: Double.random(in: 0...1))
+        let deadline = ContinuousClock.now + delay
+        while ContinuousClock.now < deadline, book.stop == nil {
+          try? await Task.sleep(for: min(.milliseconds(20), deadline - .now))
+        }
+      }
+    }
+    return .finished
+  }
+
+  /// Takes in what the run's responses told: the validators and the URL they came from.
+  private func learnSegments() {
+    guard let identity = book?.identity else { return }
+    record.entityTag = identity.entityTag
+    record.lastModified = identity.lastModified
+    total = identity.total
+    if let url = fetcher?.url { record.current.url = url.absoluteString }
+  }
+
+  /// Empties the partial file and forgets its segments, to start over.
+  private func restartSegments(_ file: SegmentFile, _ reason: String) -> DownloadResult? {
+    do {
+      try file.truncate()
+    } catch {
+      return .failed(error, resumeData: nil)
+    }
+    book = nil
+    record.entityTag = nil
+    record.lastModified = nil
+    total = nil
+    eventSink.yield(.restarted(reason: reason))
+    return nil
+  }
+
+  /// The complete file of a segmented run: its digest (what was not digested as it arrived is
+  /// read back in order), then into place.
+  private func finishSegments(_ file: SegmentFile, total: Int64) -> DownloadResult {
+    do {
+      // A file allocated by an earlier, longer version is cut to this one's length.
+      if try file.size() != total { try file.trim(to: total) }
+      return deliver(digest: try file.digest(of: total), flush: file.synchronize)
+    } catch {
+      return failed(error)
+    }
+  }
+
+  /// Runs beside a segmented run: stalled connections, progress, the state file.
+  private func watchSegments(_ fetcher: SegmentFetcher, _ book: SegmentBook) async {
+    while !Task.isCancelled {
+      try? await Task.sleep(for: .milliseconds(100))
+      if Task.isCancelled { return }
+      if configuration.releasesFreeMemory { Allocator.releaseFreeMemory() }
+      fetcher.failStalled(after: configuration.stallTimeout)
+      learnSegments()
+      let now = ContinuousClock.now
+      reportProgress(now)
+      // The map is persisted only once the probe's answer set it up (the probe persisted it
+      // first), then every persist interval while bytes arrive.
+      let bytes = book.bytesOnDisk
+      if configuration.stateFile != nil, book.map != nil,
+        lastPersist.map({ now - $0.instant >= configuration.persistInterval && $0.bytes != bytes })
+          ?? true
+      {
+        lastPersist = (now, bytes)
+        _ = try? persist()
       }
     }
   }
@@ -292,8 +617,8 @@ public actor Download {
   }
 
   private func reportProgress(_ now: ContinuousClock.Instant) {
-    guard let file else { return }
-    let bytes = file.length
+    guard file != nil || book != nil else { return }
+    let bytes = bytesReceived
     if let last = lastProgress {
       let elapsed =
         Double((now - last.instant).components.attoseconds) / 1e18
@@ -347,7 +672,11 @@ public actor Download {
       return failed(
         DownloadError(.badPartialResponse, "the file has \(file.length) bytes, not \(total)"))
     }
-    let digest = file.currentDigest()
+    return deliver(digest: file.currentDigest(), flush: file.synchronize)
+  }
+
+  /// Checks the complete file's digest, flushes it and moves it into place.
+  private func deliver(digest: String?, flush: () throws(DownloadError) -> Void) -> DownloadResult {
     if let expected = configuration.expectedDigest?.lowercased(), digest != expected {
       return failed(
         DownloadError(
@@ -356,7 +685,7 @@ public actor Download {
         ))
     }
     do {
-      try file.synchronize()
+      try flush()
       try Self.move(partialURL, to: destination)
     } catch let error as DownloadError {
       return failed(error)
@@ -385,8 +714,16 @@ public actor Download {
   /// state file when there is one).
   @discardableResult
   private func persist() throws(DownloadError) -> Data {
+    if let segmentFile {
+      learnSegments()
+      // Before the first response set up the segments, the file holds the prefix alone.
+      let map = book?.map
+      let prefix: Int64
+      if let map { prefix = map.contiguousPrefix } else { prefix = try segmentFile.size() }
+      return try record.persist(prefix, segments: map, flush: segmentFile.synchronize)
+    }
     guard let file else { throw DownloadError(.io, "the partial file is not open") }
-    return try record.persist(file)
+    return try record.persist(file.length, flush: file.synchronize)
   }
 
   /// Moves the finished file into place, replacing what is there, across file systems if need be.
@@ -438,12 +775,14 @@ struct ResumeRecord: Sendable {
     }
   }
 
-  /// Flushes the partial file, then writes the resume data for what is on disk (atomically, to
-  /// the state file when there is one).
-  func persist(_ file: PartialFile) throws(DownloadError) -> Data {
-    let length = file.length
-    try file.synchronize()
-    let data = try encoded(bytes: length)
+  /// Flushes the partial file, then writes the resume data for `bytes` on disk (and, for a
+  /// segmented download, the segments of `map`), atomically, to the state file when there is one.
+  /// The counts are taken before the flush, so that all they cover is on disk.
+  func persist(
+    _ bytes: Int64, segments map: SegmentMap? = nil, flush: () throws(DownloadError) -> Void
+  ) throws(DownloadError) -> Data {
+    try flush()
+    let data = try encoded(bytes: bytes, segments: map)
     if let stateFile {
       do {
         try data.write(to: stateFile, options: .atomic)
@@ -454,12 +793,14 @@ struct ResumeRecord: Sendable {
     return data
   }
 
-  /// Resume data in Apple's layout for `bytes` on disk.
-  func encoded(bytes: Int64) throws(DownloadError) -> Data {
+  /// Resume data in Apple's layout for `bytes` on disk (the contiguous prefix) and, for a
+  /// segmented download, its segment map.
+  func encoded(bytes: Int64, segments map: SegmentMap? = nil) throws(DownloadError) -> Data {
     var entries: PropertyListDictionary = [
       ResumeDataKey.downloadURL: .string(current.url),
       ResumeDataKey.bytesReceived: .integer(PropertyListInteger(bytes)),
     ]
+    if let map { entries[ResumeDataKey.segments] = .string(map.description) }
     do {
       entries[ResumeDataKey.currentRequest] = .data(try URLRequestArchive(current).encoded())
       entries[ResumeDataKey.originalRequest] = .data(try URLRequestArchive(original).encoded())

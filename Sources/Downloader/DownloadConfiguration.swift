@@ -15,8 +15,26 @@ public struct DownloadConfiguration: Sendable {
   /// A download with no byte for this long is treated as a lost connection (URLSession's resource
   /// timeout is not enforced on Linux).
   public var stallTimeout: Duration = .seconds(30)
-  /// How failed attempts are retried.
+  /// How failed attempts are retried (in a segmented download, each connection's own attempts:
+  /// a connection gives up after this many failures in a row that brought no byte).
   public var retry = RetryPolicy()
+  /// How many connections fetch the file at once, from 1 (the default: one request at a time,
+  /// appending) to 16 (`connectionRange`); values outside are clamped.
+  ///
+  /// With more than one, the first request asks for `bytes=R-` (R: the prefix on disk); when the
+  /// server answers 206 with the complete length and a strong validator (ETag, else
+  /// Last-Modified), the rest is cut into segments fetched concurrently, each written at its offset
+  /// into one partial file allocated to the complete length, and a connection that finishes takes
+  /// over the back half of the largest segment left. Any other answer goes on over one connection
+  /// (reported as `DownloadEvent.singleConnection`). Resume data records the segments on disk
+  /// under `ResumeDataKitSegments`, so a download resumed from it, with any count, continues every
+  /// segment.
+  public var connections = 1
+  /// The connections allowed, 1 to 16.
+  public static let connectionRange = 1...16
+  /// Segments are not split below this many bytes (a connection's request costs a round trip;
+  /// a small remainder is left to the connection already fetching it).
+  public var minimumSegmentSize: Int64 = 1 << 20
   /// How many received chunks (16 KiB each) URLSession may hold for the download. On Linux
   /// URLSession queues every chunk for its delegate however far the delegate lags; past this
   /// bound, the thread that runs libcurl waits for the delegate, so libcurl stops reading and TCP

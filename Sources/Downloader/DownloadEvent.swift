@@ -10,6 +10,12 @@ public enum DownloadEvent: Sendable, Hashable {
   case resumed(offset: Int64)
   /// The partial file was discarded and the download starts over, and why.
   case restarted(reason: String)
+  /// The download goes on over this many connections, each fetching segments of the file (the
+  /// server allows ranges and names the file's length and a strong validator).
+  case segmented(connections: Int)
+  /// More than one connection was asked for, but the download goes on over one, and why (the
+  /// server ignores ranges, names no length or no strong validator, or encodes the file).
+  case singleConnection(reason: String)
   /// The server redirected the request to this URL.
   case redirected(URL)
   /// Bytes arrived.

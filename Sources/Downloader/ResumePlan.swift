@@ -21,6 +21,8 @@ public struct ResumePlan: Sendable, Hashable {
   public var entityTag: String?
   /// The Last-Modified date the blob records.
   public var lastModified: String?
+  /// The segments on disk, for a blob of a segmented download (`ResumeDataKitSegments`).
+  public var segments: SegmentMap?
 
   /// Plans a resume.
   ///
@@ -28,7 +30,8 @@ public struct ResumePlan: Sendable, Hashable {
   ///   - resumeData: the blob, of any generation.
   ///   - temporaryDirectory: where a `TempFileName` lives.
   ///   - allowedDirectories: where a `LocalPath` may point (it is refused anywhere else).
-  /// - Throws: `DownloadError`: `.invalidResumeData` when the blob names nothing to fetch,
+  /// - Throws: `DownloadError`: `.invalidResumeData` when the blob names nothing to fetch or
+  ///   its segment map is malformed,
   ///   `.unsafePartialFile` when its partial file could be outside the directories,
   ///   `.unsupportedURL` for anything but http and https.
   public init(resumeData: ResumeData, temporaryDirectory: URL, allowedDirectories: [URL] = [])
@@ -50,6 +53,10 @@ public struct ResumePlan: Sendable, Hashable {
     recordedBytes = resumeData.bytesReceived
     entityTag = resumeData.entityTag
     lastModified = resumeData.serverDownloadDate
+    // A map that does not read is refused: the file then holds segments nobody can place.
+    segments = try resumeData.segments.map { text throws(DownloadError) in
+      try SegmentMap(parsing: text)
+    }
     let directory = temporaryDirectory.standardizedFileURL
     if let name = resumeData.tempFileName {
       guard ResumeData.isSafeBareName(name) else {

@@ -133,8 +133,7 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   /// very thread (delegate calls can run on it): the cancel itself is made from elsewhere.
   private func cancel(_ task: URLSessionTask) {
     delegateQueue.open()
-    let task = UncheckedTask(task: task)
-    DispatchQueue.global().async { task.task.cancel() }
+    HTTPExchange.cancelElsewhere(task)
   }
 
   // MARK: URLSessionDataDelegate
@@ -149,7 +148,7 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
       return
     }
     let decision = judge(http)
-    let encoding = header(http, "Content-Encoding")?.lowercased()
+    let encoding = HTTPExchange.header(http, "Content-Encoding")?.lowercased()
     // libcurl decodes an encoded body, so its Content-Length is not the number of bytes written.
     let plain = encoding == nil || encoding == "identity"
     state.withLock { state in
@@ -157,10 +156,10 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
       // Only a body that goes into the file says what the file is.
       if case .write = decision.action {
         state.learned.wrote = true
-        state.learned.entityTag = header(http, "ETag")
-        state.learned.lastModified = header(http, "Last-Modified")
+        state.learned.entityTag = HTTPExchange.header(http, "ETag")
+        state.learned.lastModified = HTTPExchange.header(http, "Last-Modified")
         state.learned.bodyExpected =
-          plain ? header(http, "Content-Length").flatMap { Int64($0) } : nil
+          plain ? HTTPExchange.header(http, "Content-Length").flatMap { Int64($0) } : nil
       }
       if let total = decision.total { state.learned.total = total }
       if let url = http.url { state.learned.url = url }
@@ -214,15 +213,7 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     willPerformHTTPRedirection response: HTTPURLResponse,
     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
   ) {
-    var next = request
-    let from = task.currentRequest?.url ?? task.originalRequest?.url
-    if let from, let to = next.url, !Self.sameOrigin(from, to) {
-      // Credentials are for the host they were given to.
-      next.setValue(nil, forHTTPHeaderField: "Authorization")
-      next.setValue(nil, forHTTPHeaderField: "Cookie")
-    }
-    for (name, value) in rangeHeaders { next.setValue(value, forHTTPHeaderField: name) }
-    next.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+    let next = HTTPExchange.redirect(task, to: request, keeping: rangeHeaders)
     if let url = next.url {
       state.withLock { $0.learned.url = url }
       emit(.redirected(url))
@@ -262,11 +253,11 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   /// What to do with a response, and the complete length it tells.
   private func judge(_ response: HTTPURLResponse) -> (action: Action, total: Int64?) {
     let status = response.statusCode
-    let encoding = header(response, "Content-Encoding")?.lowercased()
+    let encoding = HTTPExchange.header(response, "Content-Encoding")?.lowercased()
     let encoded = encoding != nil && encoding != "identity"
     switch status {
     case 206:
-      guard let value = header(response, "Content-Range"),
+      guard let value = HTTPExchange.header(response, "Content-Range"),
         let contentRange = HTTPRange.parseContentRange(value), let range = contentRange.range
       else {
         return (.end(.restart("the 206 response has no usable Content-Range")), nil)
@@ -289,11 +280,14 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
       }
       return (.write(restart: nil), contentRange.total)
     case 200:
-      let total = header(response, "Content-Length").flatMap { Int64($0) }
+      let total = HTTPExchange.header(response, "Content-Length").flatMap { Int64($0) }
       guard expectation.offset > 0 else { return (.write(restart: nil), encoded ? nil : total) }
       // A new version of the file carries a validator; a page without one (a portal, a proxy's
       // error) is not taken for the file, and the partial file stays as it is.
-      guard header(response, "ETag") != nil || header(response, "Last-Modified") != nil else {
+      guard
+        HTTPExchange.header(response, "ETag") != nil
+          || HTTPExchange.header(response, "Last-Modified") != nil
+      else {
         return (
           .end(
             .failed(
@@ -310,7 +304,8 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         : "the download starts over"
       return (.write(restart: reason), encoded ? nil : total)
     case 416:
-      let total = header(response, "Content-Range").flatMap(HTTPRange.parseContentRange)?.total
+      let total = HTTPExchange.header(response, "Content-Range").flatMap(
+        HTTPRange.parseContentRange)?.total
       if let total, total == expectation.offset, expectation.offset > 0 {
         return (.end(.alreadyComplete), total)
       }
@@ -335,25 +330,4 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
       if state.outcome == nil { state.outcome = outcome }
     }
   }
-
-  private static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
-    lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
-      && lhs.host?.lowercased() == rhs.host?.lowercased() && lhs.port == rhs.port
-  }
-}
-
-/// A task handed to another thread to be cancelled (URLSessionTask is thread-safe, but not marked
-/// Sendable on Linux).
-private struct UncheckedTask: @unchecked Sendable {
-  let task: URLSessionTask
-}
-
-/// A response header, matched without regard to case.
-private func header(_ response: HTTPURLResponse, _ name: String) -> String? {
-  for (key, value) in response.allHeaderFields {
-    if let key = key as? String, key.caseInsensitiveCompare(name) == .orderedSame {
-      return value as? String
-    }
-  }
-  return nil
 }

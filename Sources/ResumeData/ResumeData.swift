@@ -467,6 +467,9 @@ public struct ResumeData: Sendable, Hashable {
     }
     return nil
   }
+  /// `ResumeDataKitSegments`: the segment map of a segmented download of this toolkit's (which
+  /// bytes of the partial file are on disk), as text.
+  public var segments: String? { string(ResumeDataKey.segments) }
   /// `NSURLSessionResumeByteRange`.
   public var byteRange: String? { string(ResumeDataKey.byteRange) }
 

@@ -22,6 +22,10 @@ public enum ResumeDataKey {
   public static let byteRange = "NSURLSessionResumeByteRange"
   /// Archived NSHTTPURLResponse (data).
   public static let response = "NSURLSessionResumeResponse"
+  /// This toolkit's own: which bytes of a segmented download's partial file are on disk (string,
+  /// `bytes=S-E,…/TOTAL`; the downloader's `SegmentMap`). Apple's systems ignore it; for them
+  /// `NSURLSessionResumeBytesReceived` is the contiguous prefix from byte 0.
+  public static let segments = "ResumeDataKitSegments"
 
   /// Every key this library gives a meaning to, including the rare modern ones kept verbatim.
   public static let known = Set(all)
@@ -31,7 +35,7 @@ public enum ResumeDataKey {
   static let all: [String] = [
     downloadURL, bytesReceived, currentRequest, originalRequest, entityTag, serverDownloadDate,
     tempFileName, infoVersion, localPath, byteRange, response, "NSURLSessionResumeExtractor",
-    "PublishingURL", "ResumePlaceholderURLBookmarkData",
+    "PublishingURL", "ResumePlaceholderURLBookmarkData", segments,
   ]
 
   // The known keys by length in UTF-8 bytes: a key is looked up among the one or two of its

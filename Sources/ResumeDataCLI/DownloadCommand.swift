@@ -21,7 +21,7 @@ enum DownloadCommand {
     USAGE: resumedata download URL -o FILE [--sha256 HEX] [--digest ALG]
                                [--header 'Name: value']... [--state-dir DIR]
                                [--temp-dir DIR] [--resume-data OUT] [--generation GEN] [--retries N]
-                               [--stall-timeout SECONDS] [--json]
+                               [--stall-timeout SECONDS] [--connections N] [--json]
 
     ARGUMENTS:
       URL               An http or https URL.
@@ -43,6 +43,9 @@ enum DownloadCommand {
       --retries N       Attempts after the first, resuming each time (default: 4).
       --stall-timeout SECONDS
                         No byte for this long counts as a lost connection (default: 30).
+      --connections N   Fetch the file over N connections at once, 1 to 16 (default: 1),
+                        when the server serves byte ranges with a length and a strong
+                        validator; otherwise over one (and a note says why).
       --json            Print one JSON object with the outcome (status, file, bytes,
                         digest, resume data) instead of the line (see docs/cli/download.md).
       -h, --help        Show this help.
@@ -69,7 +72,7 @@ enum DownloadCommand {
     USAGE: resumedata resume BLOB -o FILE [--temp-dir DIR] [--sha256 HEX] [--digest ALG]
                              [--header 'Name: value']... [--state-dir DIR]
                              [--resume-data OUT] [--generation GEN] [--retries N]
-                             [--stall-timeout SECONDS] [--json]
+                             [--stall-timeout SECONDS] [--connections N] [--json]
 
     ARGUMENTS:
       BLOB              The resume data (- reads standard input).
@@ -79,7 +82,8 @@ enum DownloadCommand {
       --temp-dir DIR    The directory that holds the partial file (default: BLOB's
                         directory).
       --sha256 HEX, --digest ALG, --header 'Name: value', --state-dir DIR,
-      --resume-data OUT, --generation GEN, --retries N, --stall-timeout SECONDS, --json
+      --resume-data OUT, --generation GEN, --retries N, --stall-timeout SECONDS,
+      --connections N, --json
                         As for `resumedata download`.
       -h, --help        Show this help.
 
@@ -103,7 +107,7 @@ enum DownloadCommand {
     .option("--resume-data", value: .file),
     .option("--generation", value: .choice(["keyed", "v1", "v2", "v4", "safari"])),
     .option("--retries", value: .number), .option("--stall-timeout", value: .number),
-    .flag("--json"),
+    .option("--connections", value: .number), .flag("--json"),
   ]
 
   /// The entry of `download` in the command table.
@@ -232,6 +236,14 @@ enum DownloadCommand {
         throw .usage("--stall-timeout needs a number of seconds")
       }
       configuration.stallTimeout = .milliseconds(Int(seconds * 1000))
+    }
+    if let connections = parsed.value("--connections") {
+      let range = DownloadConfiguration.connectionRange
+      guard let count = Int(connections), range.contains(count) else {
+        throw .usage(
+          "--connections needs a number from \(range.lowerBound) to \(range.upperBound)")
+      }
+      configuration.connections = count
     }
     return (destination, configuration)
   }
@@ -405,6 +417,10 @@ private final class ProgressPrinter: @unchecked Sendable {
       note("starting over: \(reason)")
     case .redirected(let url):
       note("redirected to \(url.absoluteString)")
+    case .segmented(let connections):
+      note("fetching over \(connections) connections")
+    case .singleConnection(let reason):
+      note("one connection: \(reason)")
     default:
       break
     }

@@ -1,0 +1,295 @@
+import Downloader
+import Foundation
+import ResumeData
+import TestHTTPServer
+import Testing
+
+/// A configuration for `connections` connections whose segments may be as small as 64 KiB (the
+/// test file is 3 MB).
+func segmented(_ scratch: Scratch, connections: Int) -> DownloadConfiguration {
+  var configuration = scratch.configuration()
+  configuration.connections = connections
+  configuration.minimumSegmentSize = 64 * 1024
+  return configuration
+}
+
+/// The ranges the requests after the first asked for, as `start...end`.
+func askedRanges(_ requests: [RecordedRequest]) -> [ClosedRange<Int64>] {
+  requests.dropFirst().compactMap { request in
+    guard let value = request.header("Range"),
+      case .span(let start, let end)? = HTTPRange.parseSingle(value)
+    else { return nil }
+    return start...end
+  }
+}
+
+/// A server fault schedule for a segmented download, and the restart it must lead to.
+struct SegmentFaultCase: Sendable, CustomTestStringConvertible {
+  let name: String
+  let steps: [FaultStep]
+  /// The reason of the one restart expected, or nil for none.
+  let restart: String?
+  var testDescription: String { name }
+}
+
+// The first request is the probe (`bytes=0-`); the second is the first segment's (`bytes=750000-
+// 1499999` of the four quarters: the probe keeps the first quarter).
+let segmentFaultCases = [
+  SegmentFaultCase(name: "no fault", steps: [], restart: nil),
+  SegmentFaultCase(
+    name: "one connection drops mid-range: that segment continues",
+    steps: [.once(), .once(.closeAfter(bytes: 100_000))], restart: nil),
+  SegmentFaultCase(
+    name: "one connection stalls: that segment continues",
+    steps: [.once(), .once(.stall(afterBytes: 100_000))], restart: nil),
+  SegmentFaultCase(
+    name: "one connection gets a 503: retried",
+    steps: [.once(), .once(.status(503, body: Data("busy".utf8)))], restart: nil),
+  SegmentFaultCase(
+    name: "one connection gets a 200 for its range: started over",
+    steps: [.once(), .once(.ignoreRange)],
+    restart:
+      "the server sent the whole file (200) for bytes 750000-1499999: it changed, or ignores ranges"
+  ),
+  SegmentFaultCase(
+    name: "a wrong Content-Range: started over",
+    steps: [.once(), .once(.wrongContentRangeStart(delta: 10))],
+    restart:
+      "the server answered bytes 750000-1499999 with Content-Range \"bytes 750010-1500009/3000000\", not bytes 750000-1499999/3000000"
+  ),
+  SegmentFaultCase(
+    name: "a wrong total: started over",
+    steps: [.once(), .once(.wrongContentRangeTotal(delta: 1))],
+    restart:
+      "the server answered bytes 750000-1499999 with Content-Range \"bytes 750000-1499999/3000001\", not bytes 750000-1499999/3000000"
+  ),
+  SegmentFaultCase(
+    name: "a 416: started over",
+    steps: [.once(), .once(.status(416, body: Data()))],
+    restart: "the server cannot satisfy bytes 750000-1499999 (416)"),
+]
+
+@Suite("Segmented downloads against a loopback server")
+struct SegmentedDownloadTests {
+  @Test("Four connections fetch the file in segments, byte for byte")
+  func fourConnections() async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let destination = scratch.file("out.bin")
+    let download = try Download(
+      url: server.baseURL.appendingPathComponent("file"), destination: destination,
+      configuration: segmented(scratch, connections: 4))
+    let (result, events) = await runCollecting(download)
+    #expect(result == .completed(file: destination, digest: sha256(sourceBytes)))
+    #expect(try Data(contentsOf: destination) == sourceBytes)
+    #expect(
+      milestones(events)
+        == [
+          .started, .segmented(connections: 4),
+          .completed(file: destination, digest: sha256(sourceBytes)),
+        ])
+    let requests = server.requests(path: "/file")
+    #expect(requests.first?.header("Range") == "bytes=0-")
+    #expect(requests.first?.header("If-Range") == nil)
+    // The three other quarters (then, as connections finish, halves of what is left), each
+    // conditional on the same version.
+    #expect(
+      Set(askedRanges(requests)).isSuperset(
+        of: [750_000...1_499_999, 1_500_000...2_249_999, 2_250_000...2_999_999]))
+    #expect(requests.dropFirst().allSatisfy { $0.header("If-Range") == sourceTag })
+    #expect(requests.allSatisfy { $0.header("Accept-Encoding") == "identity" })
+    #expect(!FileManager.default.fileExists(atPath: download.partialFile.path))
+  }
+
+  @Test(
+    "Every fault of one connection ends in the source's exact bytes", arguments: segmentFaultCases)
+  func faults(_ fault: SegmentFaultCase) async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    server.scheduleFaults(path: "/file", fault.steps)
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let destination = scratch.file("out.bin")
+    let download = try Download(
+      url: server.baseURL.appendingPathComponent("file"), destination: destination,
+      configuration: segmented(scratch, connections: 4))
+    let (result, events) = await runCollecting(download)
+    #expect(result == .completed(file: destination, digest: sha256(sourceBytes)))
+    #expect(try Data(contentsOf: destination) == sourceBytes)
+    let restarts = milestones(events).compactMap { event -> String? in
+      if case .restarted(let reason) = event { return reason }
+      return nil
+    }
+    #expect(restarts == (fault.restart.map { [$0] } ?? []))
+    // Probes (one a run) ask for everything from byte 0; every segment is conditional.
+    let requests = server.requests(path: "/file")
+    let probes = requests.filter { $0.header("Range") == "bytes=0-" }
+    #expect(probes.count == restarts.count + 1)
+    #expect(probes.allSatisfy { $0.header("If-Range") == nil })
+    #expect(
+      requests.filter { $0.header("Range") != "bytes=0-" }.allSatisfy {
+        $0.header("If-Range") == sourceTag
+      })
+  }
+
+  @Test(
+    "A server that cannot serve segments: one connection, and why",
+    arguments: [
+      (
+        [Fault.ignoreRange], nil as String?,
+        "the server does not serve byte ranges (it answered 200 to bytes=0-)"
+      ),
+      (
+        [], "W/\"weak\"",
+        "the server sent no strong ETag or Last-Modified, so segments could not be matched"
+      ),
+      ([.gzip], nil, "the server does not serve byte ranges (it answered 200 to bytes=0-)"),
+    ] as [([Fault], String?, String)])
+  func fallback(faults: [Fault], etag: String?, reason: String) async throws {
+    let server = try TestHTTPServer(configuration: quickServer)
+    defer { server.stop() }
+    server.serve(path: "/file", body: sourceBytes, etag: etag ?? sourceTag)
+    server.scheduleFaults(path: "/file", [FaultStep(faults, requests: 1)])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let destination = scratch.file("out.bin")
+    let download = try Download(
+      url: server.baseURL.appendingPathComponent("file"), destination: destination,
+      configuration: segmented(scratch, connections: 4))
+    let (result, events) = await runCollecting(download)
+    #expect(result == .completed(file: destination, digest: sha256(sourceBytes)))
+    #expect(try Data(contentsOf: destination) == sourceBytes)
+    #expect(
+      milestones(events)
+        == [
+          .started, .singleConnection(reason: reason), .started,
+          .completed(file: destination, digest: sha256(sourceBytes)),
+        ])
+    // The probe, then one plain request.
+    #expect(server.requests(path: "/file").map { $0.header("Range") } == ["bytes=0-", nil])
+  }
+
+  @Test(
+    "The file replaced (same size, new ETag) while segments are in flight: started over, never spliced"
+  )
+  func replacedInFlight() async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    // Every connection stops after 100 KB, so all three are in flight when the file changes;
+    // their retries (after the stall timeout) meet the new version.
+    server.setFaults(path: "/file", [.stall(afterBytes: 100_000)])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let destination = scratch.file("out.bin")
+    let download = try Download(
+      url: server.baseURL.appendingPathComponent("file"), destination: destination,
+      configuration: segmented(scratch, connections: 3))
+    async let run = runCollecting(download)
+    let deadline = ContinuousClock.now + .seconds(20)
+    while await download.bytesReceived < 300_000, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(2))
+    }
+    server.serve(path: "/file", body: replacedBytes, etag: "\"v2\"", lastModified: sourceModified)
+    server.setFaults(path: "/file", [])
+    let (result, events) = await run
+    #expect(result == .completed(file: destination, digest: sha256(replacedBytes)))
+    #expect(try Data(contentsOf: destination) == replacedBytes)
+    let restarts = milestones(events).compactMap { event -> String? in
+      if case .restarted(let reason) = event { return reason }
+      return nil
+    }
+    #expect(restarts.count == 1)
+    #expect(restarts.allSatisfy { $0.hasPrefix("the server sent the whole file (200) for bytes ") })
+    // The second run is of the new version only.
+    let requests = server.requests(path: "/file")
+    let secondProbe = try #require(requests.lastIndex { $0.header("Range") == "bytes=0-" })
+    #expect(requests[(secondProbe + 1)...].allSatisfy { $0.header("If-Range") == "\"v2\"" })
+  }
+
+  @Test(
+    "Pause hands back Apple's resume data for the prefix and the map; resuming asks only for what is missing"
+  )
+  func pauseAndResume() async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    // Every connection stops sending after 200 KB, so the pause lands with four partial segments.
+    server.setFaults(path: "/file", [.stall(afterBytes: 200_000)])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var configuration = segmented(scratch, connections: 4)
+    configuration.stallTimeout = .seconds(60)
+    configuration.stateFile = scratch.file("state.resumedata")
+    let url = server.baseURL.appendingPathComponent("file")
+    let first = try Download(
+      url: url, destination: scratch.file("out"), configuration: configuration)
+    async let paused = runCollecting(first)
+    await pause(first, after: 800_000)
+    let (result, _) = await paused
+    guard case .paused(let resumeData) = result else {
+      Issue.record("expected a pause, got \(result)")
+      return
+    }
+    #expect(try Data(contentsOf: scratch.file("state.resumedata")) == resumeData)
+    let blob = try ResumeData(decoding: resumeData)
+    #expect(blob.generation == .keyed)
+    #expect(blob.bytesReceived == 200_000)
+    #expect(blob.entityTag == sourceTag)
+    #expect(
+      blob.segments
+        == "bytes=0-199999,750000-949999,1500000-1699999,2250000-2449999/3000000")
+    let onDisk = try Data(contentsOf: first.partialFile)
+    #expect(onDisk.count == 3_000_000)
+    for range in [0..<200_000, 750_000..<950_000, 1_500_000..<1_700_000, 2_250_000..<2_450_000] {
+      #expect(onDisk[range] == sourceBytes[range])
+    }
+
+    server.setFaults(path: "/file", [])
+    server.clearRequests()
+    let second = try Download(
+      resumeData: resumeData, destination: scratch.file("out"), configuration: configuration)
+    let (finished, events) = await runCollecting(second)
+    #expect(finished == .completed(file: scratch.file("out"), digest: sha256(sourceBytes)))
+    #expect(try Data(contentsOf: scratch.file("out")) == sourceBytes)
+    #expect(
+      milestones(events).prefix(2) == [.resumed(offset: 800_000), .segmented(connections: 4)])
+    // Only the missing ranges are asked for, each from where its segment stopped.
+    let asked = server.requests(path: "/file").compactMap { request -> ClosedRange<Int64>? in
+      guard let value = request.header("Range"),
+        case .span(let start, let end)? = HTTPRange.parseSingle(value)
+      else { return nil }
+      return start...end
+    }
+    #expect(server.requests(path: "/file").count == asked.count)
+    let missing =
+      [200_000..<750_000, 950_000..<1_500_000, 1_700_000..<2_250_000, 2_450_000..<3_000_000]
+      as [Range<Int64>]
+    #expect(
+      asked.allSatisfy { range in
+        missing.contains { $0.contains(range.lowerBound) && $0.contains(range.upperBound) }
+      })
+    #expect(Set(asked.map(\.lowerBound)).isSuperset(of: [200_000, 950_000, 1_700_000, 2_450_000]))
+    #expect(!FileManager.default.fileExists(atPath: scratch.file("state.resumedata").path))
+  }
+
+  @Test("A digest that does not match fails and keeps the map")
+  func digestMismatch() async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var configuration = segmented(scratch, connections: 4)
+    configuration.expectedDigest = String(repeating: "0", count: 64)
+    let download = try Download(
+      url: server.baseURL.appendingPathComponent("file"), destination: scratch.file("out"),
+      configuration: configuration)
+    let (result, _) = await runCollecting(download)
+    guard case .failed(let error, let resumeData?) = result else {
+      Issue.record("expected a failure with resume data, got \(result)")
+      return
+    }
+    #expect(error.code == .digestMismatch)
+    #expect(try ResumeData(decoding: resumeData).segments == "bytes=0-2999999/3000000")
+  }
+}
