@@ -99,7 +99,7 @@ let package = Package(
       name: "ResumeDataCLITests",
       dependencies: [
         "TestSupport", "TestHTTPServer", "ResumeDataCLI", "PropertyList", "KeyedArchive",
-        "ResumeData",
+        "ResumeData", "Downloader",
       ],
       exclude: ["Snapshots"]
     ),

@@ -1,3 +1,4 @@
+import Downloader
 import Foundation
 import ResumeData
 import TestHTTPServer
@@ -81,6 +82,81 @@ struct KillTests {
     #expect(last?.header("Range") == "bytes=\(kept)-")
     #expect(last?.header("If-Range") == "\"k1\"")
     #expect(partialSize(in: directory) == nil)
+  }
+
+  @Test(
+    "SIGKILL of a download over 4 connections: the next run asks only for the missing ranges",
+    arguments: [1, 500_000, 1_000_000] as [Int64])
+  func segmentedKilled(at bytes: Int64) throws {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    server.serve(path: "/file", body: body, etag: "\"k1\"")
+    // About 200 KB/s a connection: the map is persisted every second, twice before the end.
+    server.setFaults(path: "/file", [.trickle(bytesPerChunk: 4_000, interval: .milliseconds(20))])
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "resumedata-kill-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appendingPathComponent("out.bin").path
+    let stateFile = directory.appendingPathComponent("out.bin.resumedata")
+    let arguments = [
+      "download", server.baseURL.appendingPathComponent("file").absoluteString, "-o", output,
+      "--state-dir", directory.path, "--connections", "4",
+    ]
+    /// The map the state file holds now, if it holds one.
+    func persistedMap() -> SegmentMap? {
+      guard let data = try? Data(contentsOf: stateFile), let blob = try? ResumeData(decoding: data),
+        let text = blob.segments
+      else { return nil }
+      return try? SegmentMap(parsing: text)
+    }
+    let first = try launch(arguments)
+    let deadline = Date().addingTimeInterval(20)
+    while (persistedMap()?.bytesOnDisk ?? -1) < bytes, first.isRunning, Date() < deadline {
+      usleep(2_000)
+    }
+    // Somewhere between two persists, mid-write.
+    usleep(UInt32.random(in: 0...300_000))
+    kill(first.processIdentifier, SIGKILL)
+    first.waitUntilExit()
+    #expect(first.terminationReason == .uncaughtSignal)
+    let map = try #require(persistedMap())
+    #expect(map.total == Int64(body.count))
+    #expect(map.bytesOnDisk >= bytes)
+    let partial = try #require(partialSize(in: directory))
+    #expect(partial == Int64(body.count))
+    let kept = try Data(
+      contentsOf: directory.appendingPathComponent(
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).first {
+          $0.hasPrefix("CFNetworkDownload_")
+        }!))
+    // What the map says is on disk is the file's bytes.
+    for range in map.onDisk {
+      #expect(
+        kept[Int(range.lowerBound)..<Int(range.upperBound)]
+          == body[Int(range.lowerBound)..<Int(range.upperBound)])
+    }
+
+    server.setFaults(path: "/file", [])
+    server.clearRequests()
+    let second = try launch(arguments)
+    second.waitUntilExit()
+    #expect(second.terminationStatus == 0)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == body)
+    // No probe: every request asks for a part of what was missing, conditionally.
+    let requests = server.requests(path: "/file")
+    #expect(!requests.isEmpty)
+    for request in requests {
+      let range = request.header("Range").flatMap(HTTPRange.parseSingle)
+      guard case .span(let start, let end)? = range else {
+        Issue.record("a request asked for \(request.header("Range") ?? "everything")")
+        continue
+      }
+      #expect(map.missing.contains { $0.contains(start) && $0.contains(end) })
+      #expect(request.header("If-Range") == "\"k1\"")
+    }
+    #expect(partialSize(in: directory) == nil)
+    #expect(!FileManager.default.fileExists(atPath: stateFile.path))
   }
 
   @Test("Ctrl-C pauses: resume data written, its path on standard error, exit 130")
