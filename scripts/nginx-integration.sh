@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Integration against nginx on 127.0.0.1: a plain download, a download killed and continued, a file
-# changed between the kill and the continuation (never spliced), and a continuation from resume data
-# converted to Apple's v2 layout. Usage: scripts/nginx-integration.sh [path/to/resumedata]
+# changed between the kill and the continuation (never spliced), a continuation from resume data
+# converted to Apple's v2 layout, a download over 4 connections, and one killed and continued.
+# Usage: scripts/nginx-integration.sh [path/to/resumedata]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tool="${1:-.build/debug/resumedata}"
@@ -11,12 +12,13 @@ port=$((20000 + RANDOM % 20000))
 . scripts/nginx.sh
 trap 'stop_nginx "$work"; rm -rf "$work"' EXIT
 
-mkdir -p "$work/www/slow" "$work/out"
+mkdir -p "$work/www/slow" "$work/www/slower" "$work/out"
 head -c 8000000 /dev/urandom > "$work/www/file.bin"
 head -c 8000000 /dev/urandom > "$work/www/slow/file.bin"
-chmod 755 "$work/www/slow"
-chmod 644 "$work/www/file.bin" "$work/www/slow/file.bin"
-start_nginx "$work" "$port" "location /slow/ { limit_rate 2m; }"
+head -c 8000000 /dev/urandom > "$work/www/slower/file.bin"
+chmod 755 "$work/www/slow" "$work/www/slower"
+chmod 644 "$work/www/file.bin" "$work/www/slow/file.bin" "$work/www/slower/file.bin"
+start_nginx "$work" "$port" "location /slow/ { limit_rate 2m; } location /slower/ { limit_rate 500k; }"
 
 # Starts a download of /slow/file.bin to OUT with state in STATE, and kills it (SIGKILL) mid-way.
 start_and_kill() { # out, state
@@ -60,4 +62,26 @@ start_and_kill "$work/out/apple.bin" "$work/state3"
 "$tool" resume "$work/apple-v2.plist" --temp-dir "$work/state3" -o "$work/out/apple.bin" \
   --state-dir "$work/state4" >/dev/null 2>&1
 check "continued from v2 resume data" "$work/www/slow/file.bin" "$work/out/apple.bin"
+# 5. Over 4 connections: one probe, then segments, every answer a 206.
+"$tool" download "http://127.0.0.1:$port/file.bin" -o "$work/out/segmented.bin" \
+  --connections 4 --state-dir "$work/state5" >/dev/null 2>&1
+check "download over 4 connections" "$work/www/file.bin" "$work/out/segmented.bin"
+segments=$(awk '$7 == "/file.bin" && $9 == 206' "$work/access.log" | wc -l)
+[ "$segments" -ge 4 ] || { echo "nginx-integration: $segments ranged requests, not 4 or more" >&2; exit 1; }
+
+# 6. Over 4 connections (500 KB/s each), killed mid-way, then continued from the persisted map.
+"$tool" download "http://127.0.0.1:$port/slower/file.bin" -o "$work/out/segkilled.bin" \
+  --connections 4 --state-dir "$work/state6" 2>/dev/null &
+pid=$!
+sleep 2.5
+kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+grep -q ResumeDataKitSegments "$work/state6/segkilled.bin.resumedata" \
+  || { echo "nginx-integration: no segment map after the kill" >&2; exit 1; }
+before=$(awk '$7 == "/slower/file.bin"' "$work/access.log" | wc -l)
+"$tool" download "http://127.0.0.1:$port/slower/file.bin" -o "$work/out/segkilled.bin" \
+  --connections 4 --state-dir "$work/state6" >/dev/null 2>&1
+check "over 4 connections, killed and continued" "$work/www/slower/file.bin" "$work/out/segkilled.bin"
+# The continuation asked only for ranges (206), none for the whole file.
+awk -v skip="$before" '$7 == "/slower/file.bin" { n++; if (n > skip && $9 != 206) bad++ } END { exit bad > 0 }' \
+  "$work/access.log" || { echo "nginx-integration: the continuation was not all 206" >&2; exit 1; }
 echo "nginx-integration: all cases passed"

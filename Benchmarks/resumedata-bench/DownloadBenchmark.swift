@@ -12,7 +12,8 @@ import Foundation
 enum DownloadBenchmark {
   static let usage = """
     USAGE: resumedata-bench download --url <url>... [--tool <path>] [--floor <path>]
-                                     [--rounds <n>] [--output-dir <dir>]
+                                     [--aria2 <path>] [--connections <n>] [--rounds <n>]
+                                     [--output-dir <dir>]
 
     Fetches each URL with `curl -sS -o FILE URL` and with `resumedata download URL -o FILE`
     (the tool built beside this benchmark, or --tool), and with --floor, a program that fetches it
@@ -27,6 +28,9 @@ enum DownloadBenchmark {
       --url <url>             A file to fetch (repeatable).
       --tool <path>           The resumedata executable (default: next to this benchmark).
       --floor <path>          The urlsession-floor executable (default: none, no floor line).
+      --aria2 <path>          aria2c, run as `aria2c -x N -s N` with N the connections (default:
+                              none, no aria2 line).
+      --connections <n>       Connections for ours (`--connections N`) and aria2 (default: 1).
       --rounds <n>            Rounds per file (default: 1).
       --output-dir <dir>      Where the downloads are written (default: a temporary directory).
       -h, --help              Show help information.
@@ -53,6 +57,8 @@ enum DownloadBenchmark {
     var tool = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
       .appendingPathComponent("resumedata").path
     var floor: String?
+    var aria2: String?
+    var connections = 1
     var rounds = 1
     var outputDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "resumedata-download-bench-\(getpid())")
@@ -64,7 +70,7 @@ enum DownloadBenchmark {
       case "-h", "--help":
         print(usage)
         return 0
-      case "--url", "--tool", "--floor", "--rounds", "--output-dir":
+      case "--url", "--tool", "--floor", "--aria2", "--connections", "--rounds", "--output-dir":
         guard let value = remaining.popFirst() else {
           return usageError("missing value for '\(argument)'", hint: hint)
         }
@@ -72,6 +78,12 @@ enum DownloadBenchmark {
         case "--url": urls.append(value)
         case "--tool": tool = value
         case "--floor": floor = value
+        case "--aria2": aria2 = value
+        case "--connections":
+          guard let count = Int(value), (1...16).contains(count) else {
+            return usageError("--connections needs a whole number from 1 to 16", hint: hint)
+          }
+          connections = count
         case "--rounds":
           guard let count = Int(value), count > 0 else {
             return usageError("--rounds needs a positive whole number", hint: hint)
@@ -95,8 +107,25 @@ enum DownloadBenchmark {
       var contenders: [(label: String, command: [String])] = [
         ("curl", ["/usr/bin/curl", "-sS", "-o", theirs, url])
       ]
+      let viaAria2 = outputDirectory.appendingPathComponent("aria2-\(name)").path
       if let floor { contenders.append(("floor", [floor, url])) }
-      contenders.append(("ours", [tool, "download", url, "-o", ours, "--state-dir", state]))
+      if let aria2 {
+        contenders.append(
+          (
+            "aria2",
+            [
+              aria2, "-x", "\(connections)", "-s", "\(connections)", "-q",
+              "--allow-overwrite=true", "--auto-file-renaming=false", "-d",
+              outputDirectory.path, "-o", "aria2-\(name)", url,
+            ]
+          ))
+      }
+      contenders.append(
+        (
+          "ours",
+          [tool, "download", url, "-o", ours, "--state-dir", state]
+            + (connections > 1 ? ["--connections", "\(connections)"] : [])
+        ))
       var best = [String: Usage]()
       for round in 1...rounds {
         for contender in contenders {
@@ -111,6 +140,7 @@ enum DownloadBenchmark {
         }
         let ok =
           FileManager.default.contentsEqual(atPath: theirs, andPath: ours)
+          && (aria2 == nil || FileManager.default.contentsEqual(atPath: theirs, andPath: viaAria2))
           && best.values.allSatisfy { $0.status == 0 }
         failed = failed || !ok
         if round == rounds || !ok {
@@ -120,11 +150,13 @@ enum DownloadBenchmark {
             "# download \(name): \(size.map { "\($0.int64Value) bytes" } ?? "?"), "
               + "\(rounds) round\(rounds == 1 ? "" : "s"); "
               + (ok
-                ? "✓ ours and curl wrote the same bytes"
+                ? "✓ ours\(aria2 == nil ? "" : ", aria2") and curl wrote the same bytes"
+                  + (connections > 1 ? " (ours and aria2 over \(connections) connections)" : "")
                 : "✗ outputs differ or a tool failed (\(statuses.joined(separator: ", ")))"))
         }
         try? FileManager.default.removeItem(atPath: theirs)
         try? FileManager.default.removeItem(atPath: ours)
+        try? FileManager.default.removeItem(atPath: viaAria2)
         if !ok { break }
       }
       for contender in contenders {
@@ -134,7 +166,9 @@ enum DownloadBenchmark {
             format: "download %@ %@  wall %.2f s  cpu %.2f s  peak RSS %.1f MiB", padded(name, 10),
             padded(contender.label, 5), usage.wall, usage.cpu, Double(usage.peakKiB) / 1024))
       }
-      for (top, bottom) in [("ours", "curl"), ("floor", "curl"), ("ours", "floor")] {
+      for (top, bottom) in [
+        ("ours", "curl"), ("floor", "curl"), ("ours", "floor"), ("aria2", "curl"), ("ours", "aria2"),
+      ] {
         guard let over = best[top], let under = best[bottom] else { continue }
         print(
           String(

@@ -54,8 +54,10 @@ public struct ResumePlan: Sendable, Hashable {
     entityTag = resumeData.entityTag
     lastModified = resumeData.serverDownloadDate
     // A map that does not read is refused: the file then holds segments nobody can place.
-    segments = try resumeData.segments.map { text throws(DownloadError) in
-      try SegmentMap(parsing: text)
+    do {
+      segments = try resumeData.segmentMap()
+    } catch {
+      throw DownloadError(.invalidResumeData, error.description)
     }
     let directory = temporaryDirectory.standardizedFileURL
     if let name = resumeData.tempFileName {

@@ -1,4 +1,5 @@
 import Foundation
+import ResumeData
 import Synchronization
 
 /// The shared state of one segmented run: the schedule every connection takes its work from, what

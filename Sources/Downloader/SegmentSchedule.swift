@@ -1,3 +1,5 @@
+import ResumeData
+
 /// Who fetches which part of a segmented download, and how far each part has come: the scheduling
 /// arithmetic alone, free of I/O, so that every case is tested directly.
 ///

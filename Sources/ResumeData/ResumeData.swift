@@ -470,6 +470,14 @@ public struct ResumeData: Sendable, Hashable {
   /// `ResumeDataKitSegments`: the segment map of a segmented download of this toolkit's (which
   /// bytes of the partial file are on disk), as text.
   public var segments: String? { string(ResumeDataKey.segments) }
+
+  /// The segment map `segments` holds, if the blob has one.
+  ///
+  /// - Throws: `ResumeDataError` with `.invalidValue` when it does not read.
+  public func segmentMap() throws(ResumeDataError) -> SegmentMap? {
+    guard let segments else { return nil }
+    return try SegmentMap(parsing: segments)
+  }
   /// `NSURLSessionResumeByteRange`.
   public var byteRange: String? { string(ResumeDataKey.byteRange) }
 

@@ -21,6 +21,9 @@ public struct ResumeDataError: Error, Sendable, Hashable, CustomStringConvertibl
     public static let wrongType = Code(rawValue: "wrong-type")
     /// The operation cannot be done on this blob or toward this target (the message says why).
     public static let unsupported = Code(rawValue: "unsupported")
+    /// A key holds a value of the right type whose text does not read (a segment map that is not
+    /// one).
+    public static let invalidValue = Code(rawValue: "invalid-value")
     /// An edit's argument is invalid (a URL that does not parse, a header name with a colon, …).
     public static let invalidEdit = Code(rawValue: "invalid-edit")
 

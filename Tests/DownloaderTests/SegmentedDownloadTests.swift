@@ -1,5 +1,6 @@
 import Downloader
 import Foundation
+import PropertyList
 import ResumeData
 import TestHTTPServer
 import Testing
@@ -271,6 +272,90 @@ struct SegmentedDownloadTests {
       })
     #expect(Set(asked.map(\.lowerBound)).isSuperset(of: [200_000, 950_000, 1_700_000, 2_450_000]))
     #expect(!FileManager.default.fileExists(atPath: scratch.file("state.resumedata").path))
+  }
+
+  @Test("A redirect is followed once: the segments are asked of where it led")
+  func redirected() async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    let target = server.baseURL.appendingPathComponent("file")
+    server.setFaults(path: "/start", [.redirect(to: target.absoluteString)])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let destination = scratch.file("out.bin")
+    let download = try Download(
+      url: server.baseURL.appendingPathComponent("start"), destination: destination,
+      configuration: segmented(scratch, connections: 4))
+    let (result, events) = await runCollecting(download)
+    #expect(result == .completed(file: destination, digest: sha256(sourceBytes)))
+    #expect(try Data(contentsOf: destination) == sourceBytes)
+    #expect(
+      milestones(events).prefix(3) == [.started, .redirected(target), .segmented(connections: 4)])
+    #expect(server.requests(path: "/start").count == 1)
+    #expect(server.requests(path: "/file").first?.header("Range") == "bytes=0-")
+    #expect(server.requests(path: "/file").count >= 4)
+  }
+
+  @Test("Resume data of one connection continues over four: the probe continues the prefix")
+  func prefixOverFour() async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    server.setFaults(path: "/file", [.stall(afterBytes: 500_000)])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var configuration = scratch.configuration()
+    configuration.stallTimeout = .seconds(60)
+    let first = try Download(
+      url: server.baseURL.appendingPathComponent("file"), destination: scratch.file("out"),
+      configuration: configuration)
+    async let paused = runCollecting(first)
+    await pause(first, after: 500_000)
+    guard case .paused(let resumeData) = await paused.0 else {
+      Issue.record("expected a pause")
+      return
+    }
+    #expect(try ResumeData(decoding: resumeData).segments == nil)
+    server.setFaults(path: "/file", [])
+    server.clearRequests()
+    let second = try Download(
+      resumeData: resumeData, destination: scratch.file("out"),
+      configuration: segmented(scratch, connections: 4))
+    let (result, events) = await runCollecting(second)
+    #expect(result == .completed(file: scratch.file("out"), digest: sha256(sourceBytes)))
+    #expect(try Data(contentsOf: scratch.file("out")) == sourceBytes)
+    #expect(
+      milestones(events).prefix(2) == [.resumed(offset: 500_000), .segmented(connections: 4)])
+    let probe = try #require(server.requests(path: "/file").first)
+    #expect(probe.header("Range") == "bytes=500000-")
+    #expect(probe.header("If-Range") == sourceTag)
+    // The 2.5 MB left, in quarters.
+    #expect(
+      Set(askedRanges(server.requests(path: "/file"))).isSuperset(
+        of: [1_125_000...1_749_999, 1_750_000...2_374_999, 2_375_000...2_999_999]))
+  }
+
+  @Test("A malformed segment map in resume data is refused, saying where")
+  func malformedMap() throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let blob = try ResumeData(
+      building: [
+        ResumeDataKey.downloadURL: .string("http://127.0.0.1:1/file"),
+        ResumeDataKey.bytesReceived: .integer(PropertyListInteger(0)),
+        ResumeDataKey.entityTag: .string(sourceTag),
+        ResumeDataKey.tempFileName: .string("CFNetworkDownload_abc123.tmp"),
+        ResumeDataKey.segments: .string("bytes=0-9,5-20/100"),
+      ]
+    ).encoded()
+    #expect(
+      throws: DownloadError(
+        .invalidResumeData,
+        "ResumeDataKitSegments: the segment map \"bytes=0-9,5-20/100\" is malformed at character 15: the ranges must ascend and stay apart"
+      )
+    ) {
+      try Download(
+        resumeData: blob, destination: scratch.file("out"), configuration: scratch.configuration())
+    }
   }
 
   @Test("A digest that does not match fails and keeps the map")

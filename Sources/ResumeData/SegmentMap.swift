@@ -8,7 +8,8 @@ import Foundation
 /// resume data under `ResumeDataKitSegments` as text in the spirit of HTTP's ranges:
 /// `bytes=0-1048575,2097152-3145727/67108864` (inclusive ranges, ascending, apart; `bytes=/N` when
 /// nothing is on disk). Apple's systems ignore the key: for them `NSURLSessionResumeBytesReceived`
-/// is the contiguous prefix from byte 0.
+/// is the contiguous prefix from byte 0. The downloader writes and reads it; diagnosis and repair
+/// use it to judge the partial file, whose size is the complete length.
 public struct SegmentMap: Sendable, Hashable, CustomStringConvertible {
   /// The complete length of the file.
   public let total: Int64
@@ -38,19 +39,19 @@ public struct SegmentMap: Sendable, Hashable, CustomStringConvertible {
 
   /// Reads the text form (`bytes=S-E,…/TOTAL`).
   ///
-  /// - Throws: `DownloadError` with `.invalidResumeData`, saying at which character the text
-  ///   departs from the form: ranges must ascend, stay apart and end before the total, and the
-  ///   numbers must fit in 63 bits.
-  public init(parsing text: String) throws(DownloadError) {
+  /// - Throws: `ResumeDataError` with `.invalidValue` at `ResumeDataKitSegments`, saying at
+  ///   which character the text departs from the form: ranges must ascend, stay apart and end
+  ///   before the total, and the numbers must fit in 63 bits.
+  public init(parsing text: String) throws(ResumeDataError) {
     let bytes = Array(text.utf8)
     var index = 0
-    func fail(_ what: String) -> DownloadError {
-      DownloadError(
-        .invalidResumeData,
-        "the segment map \(String(reflecting: text)) is malformed at character \(index + 1): \(what)"
-      )
+    func fail(_ what: String) -> ResumeDataError {
+      ResumeDataError(
+        .invalidValue,
+        "the segment map \(String(reflecting: text)) is malformed at character \(index + 1): \(what)",
+        at: ResumeDataKey.segments)
     }
-    func number() throws(DownloadError) -> Int64 {
+    func number() throws(ResumeDataError) -> Int64 {
       let start = index
       var value: Int64 = 0
       while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
