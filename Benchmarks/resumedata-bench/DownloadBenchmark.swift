@@ -166,9 +166,11 @@ enum DownloadBenchmark {
             format: "download %@ %@  wall %.2f s  cpu %.2f s  peak RSS %.1f MiB", padded(name, 10),
             padded(contender.label, 5), usage.wall, usage.cpu, Double(usage.peakKiB) / 1024))
       }
-      for (top, bottom) in [
-        ("ours", "curl"), ("floor", "curl"), ("ours", "floor"), ("aria2", "curl"), ("ours", "aria2"),
-      ] {
+      let pairs = [
+        ("ours", "curl"), ("floor", "curl"), ("ours", "floor"), ("aria2", "curl"),
+        ("ours", "aria2"),
+      ]
+      for (top, bottom) in pairs {
         guard let over = best[top], let under = best[bottom] else { continue }
         print(
           String(
