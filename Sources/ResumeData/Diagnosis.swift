@@ -8,13 +8,25 @@ extension ResumeData {
 
   /// Diagnoses the blob: everything that makes it unresumable, or resumable only on some systems.
   ///
-  /// - Parameter temporaryDirectory: where the partial file should be. When given, the partial file
-  ///   is looked up there (its size only: nothing is read or written), and a `LocalPath` outside it is
-  ///   reported. A name that could escape the directory is reported and never looked up.
+  /// Findings that only concern systems older than the oldest that writes a blob of this form
+  /// (`oldestWriter`) are left out: `ios10-request-layout` on a v4 blob, which no iOS 10 ever
+  /// meets, unless `target` is one of those systems.
+  ///
+  /// - Parameters:
+  ///   - temporaryDirectory: where the partial file should be. When given, the partial file is
+  ///     looked up there (its size only: nothing is read or written), and a `LocalPath` outside it
+  ///     is reported. A name that could escape the directory is reported and never looked up.
+  ///   - target: the system the blob is meant for: the findings that concern only it are kept,
+  ///     and a form it cannot read is reported (`target-cannot-read`).
   /// - Returns: the findings, most severe first, in a stable order.
-  public func findings(temporaryDirectory: URL? = nil) -> [Finding] {
+  public func findings(temporaryDirectory: URL? = nil, for target: RepairTarget? = nil)
+    -> [Finding]
+  {
     var found = [Finding]()
     found.reserveCapacity(4)
+    if let target, let unreadable = unreadableFormFinding(for: target) {
+      found.append(unreadable)
+    }
     if originalCount < Self.tinyBlobSize || bytesReceived == 0 {
       found.append(
         Finding(
@@ -93,6 +105,7 @@ extension ResumeData {
           "keys this toolkit gives no meaning to, kept as they are: "
             + unknownKeys.joined(separator: ", ")))
     }
+    found.removeAll { !isRelevant($0, for: target) }
     // Most severe first, in the order found within a severity (a stable sort).
     guard found.count > 1 else { return found }
     return found.enumerated().sorted {

@@ -56,8 +56,11 @@ struct ColourTests {
       inspect.1.contains(
         "\n  \(escape)33mwarning\(escape)0m byte-range-present: NSURLSessionResumeByteRange is set")
     )
+    // A v2 blob, which iOS 10.0–10.1 may have written, keeps its info finding.
+    let v2 = runStyled(
+      ["inspect", resumeFixturePath("v2.xml.plist")], terminal: true, environment: environment)
     #expect(
-      inspect.1.contains(
+      v2.1.contains(
         "\n  \(escape)36minfo\(escape)0m ios10-request-layout: the request archives"))
 
     let validate = runStyled(colouredCommands[1], terminal: true, environment: environment)
