@@ -71,6 +71,11 @@ struct ColourTests {
         \(resumeFixturePath("ios12-empty.archive")): \(escape)31mnot resumable\(escape)0m: \
         empty-blob: the blob records no received bytes (the iOS 12.0–12.2 \
         cancel-before-first-byte case): start the download over
+          \(escape)31merror\(escape)0m no-validator: neither an ETag nor a Last-Modified date was \
+        recorded: the server cannot confirm the file is unchanged (NSURLSessionResumeEntityTag)
+          \(escape)33mwarning\(escape)0m original-request-missing: there is no original request: \
+        iOS 10.3–12.1 then gives the task a nil originalRequest (NSURLSessionResumeOriginalRequest)
+        2 errors, 1 warning in 1 of 2 files
 
         """)
 
