@@ -18,6 +18,17 @@ struct OutcomeTests {
     return try ResumeData(decoding: PropertyListValue.dictionary(entries).encoded(as: .xml))
   }
 
+  /// A new temporary directory holding `plain(_:)`'s partial file of `size` bytes (none for nil).
+  func partialDirectory(size: Int?) throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "resume-outcome-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    if let size {
+      try Data(count: size).write(to: directory.appendingPathComponent("CFNetworkDownload_x.tmp"))
+    }
+    return directory
+  }
+
   @Test(
     "The oldest writer comes from the generation and the info version",
     arguments: [
@@ -148,13 +159,8 @@ struct OutcomeTests {
       (nil, "partial-file-missing", .fail, .restartFromZero),
     ] as [(Int?, String, ResumeOutcome, ResumeOutcome)])
   func partialFile(size: Int?, code: String, apple: ResumeOutcome, linux: ResumeOutcome) throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "resume-outcome-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let directory = try partialDirectory(size: size)
     defer { try? FileManager.default.removeItem(at: directory) }
-    if let size {
-      try Data(count: size).write(to: directory.appendingPathComponent("CFNetworkDownload_x.tmp"))
-    }
     let blob = try plain(2)
     for (target, outcome) in [(RepairTarget.ios12, apple), (.ios10Early, apple), (.linux, linux)] {
       let judged = blob.judgements(for: target, temporaryDirectory: directory).filter {
@@ -166,12 +172,8 @@ struct OutcomeTests {
 
   @Test("A real-size partial file gives no finding and the blob resumes")
   func realSize() throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "resume-outcome-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let directory = try partialDirectory(size: 1_048_576)
     defer { try? FileManager.default.removeItem(at: directory) }
-    try Data(count: 1_048_576).write(
-      to: directory.appendingPathComponent("CFNetworkDownload_x.tmp"))
     let judgements = try plain(2).judgements(for: .ios12, temporaryDirectory: directory)
     #expect(judgements.map(\.finding.code) == ["ios10-request-layout"])
     #expect(ResumeData.outcome(of: judgements) == .resume)
