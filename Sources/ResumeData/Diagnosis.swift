@@ -69,6 +69,17 @@ extension ResumeData {
           "the request archives are in the layout every OS writes, which iOS 10.0–10.1 cannot read back (repair for that target)",
           path: first))
     }
+    // The `$N` layout is what a repair for iOS 10.0–10.1 writes: every other system fails to read
+    // it, so a blob repaired for that target and then sent elsewhere fails there.
+    if let first = [
+      (current, ResumeDataKey.currentRequest), (originalRequest, ResumeDataKey.originalRequest),
+    ].first(where: { $0.0?.layout == .dollarNumbered })?.1 {
+      found.append(
+        Finding(
+          "ios10-only-request-layout", .warning,
+          "the request archives are in the $N layout only iOS 10.0–10.1 reads back: every other Apple system fails to read them (repair for that system restores the standard layout)",
+          path: first))
+    }
     if let url = downloadURL ?? current?.url {
       if !Self.isHTTPURL(url) {
         found.append(

@@ -89,6 +89,8 @@ extension ResumeData {
     case "ios10-request-layout": [.ios10Early]
     case "byte-range-present": [.ios11Early]
     case "original-request-missing": [.ios10Late, .ios11Early, .ios11Late, .ios12]
+    // This toolkit reads both layouts; Network.framework reads no dictionary form at all.
+    case "ios10-only-request-layout": [.ios10Late, .ios11Early, .ios11Late, .ios12, .ios13Later]
     default: nil
     }
   }
@@ -150,7 +152,7 @@ extension ResumeData {
       return target == .linux ? .restartFromZero : .fail
     case "byte-range-present": return .completeShort
     case "original-request-missing": return .resume
-    case "ios10-request-layout", "target-cannot-read": return .fail
+    case "ios10-request-layout", "ios10-only-request-layout", "target-cannot-read": return .fail
     case "unknown-keys": return .unaffected
     default:
       switch finding.severity {

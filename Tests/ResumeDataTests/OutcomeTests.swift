@@ -1,6 +1,7 @@
 import Foundation
 import PropertyList
 import ResumeData
+import TestSupport
 import Testing
 
 @Suite("What each system does with a blob as it is")
@@ -187,6 +188,22 @@ struct OutcomeTests {
         "warning target-cannot-read: ios12 cannot read info version 5 (−3003, invalid resume data): repair converts it"
       ])
     #expect(blob.findings(for: .ios13Later) == [])
+  }
+
+  @Test(
+    "Request archives in the $N layout: only iOS 10.0–10.1 and this toolkit read them",
+    arguments: [
+      (RepairTarget.ios10Early, ResumeOutcome.resume), (.ios10Late, .fail), (.ios11Early, .fail),
+      (.ios11Late, .fail), (.ios12, .fail), (.ios13Later, .fail), (.networkFramework, .fail),
+      (.linux, .resume),
+    ])
+  func dollarLayout(target: RepairTarget, outcome: ResumeOutcome) throws {
+    let blob = try ResumeData(
+      decoding: Data(
+        contentsOf: repositoryRoot.appendingPathComponent(
+          "Fixtures/repair/rewrite-requests-for-ios10.after.xml.plist")))
+    #expect(blob.findings().map(\.code) == ["ios10-only-request-layout"])
+    #expect(ResumeData.outcome(of: blob.judgements(for: target)) == outcome)
   }
 
   @Test("The outcome that happens first decides; none at all resumes")
