@@ -8,13 +8,25 @@ extension ResumeData {
 
   /// Diagnoses the blob: everything that makes it unresumable, or resumable only on some systems.
   ///
-  /// - Parameter temporaryDirectory: where the partial file should be. When given, the partial file
-  ///   is looked up there (its size only: nothing is read or written), and a `LocalPath` outside it is
-  ///   reported. A name that could escape the directory is reported and never looked up.
+  /// Findings that only concern systems older than the oldest that writes a blob of this form
+  /// (`oldestWriter`) are left out: `ios10-request-layout` on a v4 blob, which no iOS 10 ever
+  /// meets, unless `target` is one of those systems.
+  ///
+  /// - Parameters:
+  ///   - temporaryDirectory: where the partial file should be. When given, the partial file is
+  ///     looked up there (its size only: nothing is read or written), and a `LocalPath` outside it
+  ///     is reported. A name that could escape the directory is reported and never looked up.
+  ///   - target: the system the blob is meant for: the findings that concern only it are kept,
+  ///     and a form it cannot read is reported (`target-cannot-read`).
   /// - Returns: the findings, most severe first, in a stable order.
-  public func findings(temporaryDirectory: URL? = nil) -> [Finding] {
+  public func findings(temporaryDirectory: URL? = nil, for target: RepairTarget? = nil)
+    -> [Finding]
+  {
     var found = [Finding]()
     found.reserveCapacity(4)
+    if let target, let unreadable = unreadableFormFinding(for: target) {
+      found.append(unreadable)
+    }
     if originalCount < Self.tinyBlobSize || bytesReceived == 0 {
       found.append(
         Finding(
@@ -57,6 +69,17 @@ extension ResumeData {
           "the request archives are in the layout every OS writes, which iOS 10.0–10.1 cannot read back (repair for that target)",
           path: first))
     }
+    // The `$N` layout is what a repair for iOS 10.0–10.1 writes: every other system fails to read
+    // it, so a blob repaired for that target and then sent elsewhere fails there.
+    if let first = [
+      (current, ResumeDataKey.currentRequest), (originalRequest, ResumeDataKey.originalRequest),
+    ].first(where: { $0.0?.layout == .dollarNumbered })?.1 {
+      found.append(
+        Finding(
+          "ios10-only-request-layout", .warning,
+          "the request archives are in the $N layout only iOS 10.0–10.1 reads back: every other Apple system fails to read them (repair for that system restores the standard layout)",
+          path: first))
+    }
     if let url = downloadURL ?? current?.url {
       if !Self.isHTTPURL(url) {
         found.append(
@@ -93,6 +116,7 @@ extension ResumeData {
           "keys this toolkit gives no meaning to, kept as they are: "
             + unknownKeys.joined(separator: ", ")))
     }
+    found.removeAll { !isRelevant($0, for: target) }
     // Most severe first, in the order found within a severity (a stable sort).
     guard found.count > 1 else { return found }
     return found.enumerated().sorted {

@@ -3,7 +3,8 @@ import KeyedArchive
 import PropertyList
 import ResumeData
 
-/// `resumedata inspect FILE|- [--json] [--temp-dir DIR]`: what is in a resume blob, and what is wrong.
+/// `resumedata inspect FILE|- [--json] [--temp-dir DIR] [--target T]`: what is in a resume blob,
+/// and what is wrong.
 enum InspectCommand {
   /// The text `resumedata inspect --help` prints.
   static let help = """
@@ -12,9 +13,11 @@ enum InspectCommand {
     Reads a resume blob of any generation (v1, v2, v4, keyed, Network.framework, WebKit's
     wrapper, Safari's) and reports its generation and container, URL, bytes received,
     validator, partial file, both requests (method, URL, headers) and the findings: what
-    makes it unresumable, or resumable only on some systems (docs/findings.md).
+    makes it unresumable, or resumable only on some systems (docs/findings.md). Findings
+    that concern only systems older than the one that wrote the blob (ios10-request-layout
+    on a v4 blob) are left out unless --target names one.
 
-    USAGE: resumedata inspect FILE|- [--json] [--temp-dir DIR]
+    USAGE: resumedata inspect FILE|- [--json] [--temp-dir DIR] [--target T]
 
     ARGUMENTS:
       FILE|-            The blob to read; - reads standard input.
@@ -23,6 +26,9 @@ enum InspectCommand {
       --json            Print one JSON object (see docs/cli/inspect.md).
       --temp-dir DIR    Where the partial file should be: it is looked up there (its size
                         only), and a LocalPath outside DIR is reported.
+      --target T        Judge the blob for this system: each finding ends with what it
+                        would make that system do with the blob as it is, and a target
+                        line sums it up (see `resumedata repair --help` for the names).
       -h, --help        Show this help.
 
     EXIT STATUS:
@@ -32,6 +38,7 @@ enum InspectCommand {
     EXAMPLES:
       resumedata inspect Fixtures/resume/v4-byte-range.xml.plist
       resumedata inspect Fixtures/resume/keyed-v5-response.archive --json
+      resumedata inspect Fixtures/resume/v4-byte-range.xml.plist --target ios11.0-11.2
       resumedata inspect - < Fixtures/resume/v2.binary.plist
 
     """
@@ -40,23 +47,35 @@ enum InspectCommand {
   static let spec = CommandSpec(
     name: "inspect", summary: "What is in a resume blob of any generation, and what is wrong.",
     help: help,
-    options: [.flag("--json"), .option("--temp-dir", value: .directory)],
+    options: [
+      .flag("--json"), .option("--temp-dir", value: .directory),
+      .option("--target", value: .targets),
+    ],
     arguments: .file, run: run(_:streams:))
 
   static func run(_ arguments: [String], streams: Streams) throws(CommandError) {
     guard
       let parsed = try Arguments.command(arguments, spec: spec, streams: streams)
     else { return }
+    let target = try parsed.value("--target").map { (name) throws(CommandError) in
+      try ResumeInput.target(name)
+    }
     let (_, resume) = try parsed.readResumeData(for: "inspect", streams: streams)
-    let findings = resume.findings(temporaryDirectory: parsed.temporaryDirectory)
+    let directory = parsed.temporaryDirectory
+    let judged = target.map { resume.judgements(for: $0, temporaryDirectory: directory) }
+    let findings =
+      judged?.map(\.finding) ?? resume.findings(temporaryDirectory: directory)
     streams.print(
       parsed.has("--json")
-        ? json(resume, findings) : text(resume, findings, style: streams.outputStyle))
+        ? json(resume, findings, target: target, judged: judged)
+        : text(resume, findings, target: target, judged: judged, style: streams.outputStyle))
   }
 
-  /// The text report; `style` colours the findings' severities.
+  /// The text report; `style` colours the findings' severities. With a target, `judged` holds
+  /// the findings' outcomes there.
   static func text(
-    _ resume: ResumeData, _ findings: [Finding], style: TextStyle = TextStyle(enabled: false)
+    _ resume: ResumeData, _ findings: [Finding], target: RepairTarget? = nil,
+    judged: [Judgement]? = nil, style: TextStyle = TextStyle(enabled: false)
   ) -> String {
     var lines = [String]()
     func row(_ label: String, _ value: String) {
@@ -90,12 +109,22 @@ enum InspectCommand {
     if let nested = resume.nested {
       row("wrapped", "\(nested.generation.rawValue) blob, \(nested.originalCount) bytes")
     }
+    if let target, let judged {
+      row("target", "\(target.rawValue) \(ResumeData.outcome(of: judged).phrase), as it is")
+    }
     lines.append(findings.isEmpty ? "findings      none" : "findings")
-    for finding in findings { lines.append("  " + style.finding(finding)) }
+    for (index, finding) in findings.enumerated() {
+      let outcome = judged.map { " [\(target?.rawValue ?? ""): \($0[index].outcome.phrase)]" }
+      lines.append("  " + style.finding(finding) + (outcome ?? ""))
+    }
     return lines.joined(separator: "\n") + "\n"
   }
 
-  static func json(_ resume: ResumeData, _ findings: [Finding]) -> String {
+  /// The JSON report; with a target, `judged` holds the findings' outcomes there.
+  static func json(
+    _ resume: ResumeData, _ findings: [Finding], target: RepairTarget? = nil,
+    judged: [Judgement]? = nil
+  ) -> String {
     func request(_ request: URLRequestArchive?) -> String {
       guard let request else { return "null" }
       let headers = request.headerFields.map { JSON.string($0.name) + ": " + JSON.string($0.value) }
@@ -121,7 +150,11 @@ enum InspectCommand {
     object.add("originalRequest", request(resume.originalRequest))
     object.add(
       "unknownKeys", "[" + resume.unknownKeys.map(JSON.string).joined(separator: ", ") + "]")
-    object.add("findings", JSON.findings(findings, level: 1))
+    object.add("target", string: target?.rawValue)
+    object.add("outcome", string: judged.map { ResumeData.outcome(of: $0).rawValue })
+    // Every finding has "outcome", null without a target: a field is never left out.
+    let outcomes = findings.indices.map { judged?[$0].outcome }
+    object.add("findings", JSON.findings(findings, outcomes: outcomes, level: 1))
     return object.rendered() + "\n"
   }
 }

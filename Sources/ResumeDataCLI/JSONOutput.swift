@@ -49,12 +49,18 @@ enum JSON {
     return "[\n" + items.map { inner + $0 }.joined(separator: ",\n") + "\n" + indent(level) + "]"
   }
 
-  /// Findings as `[{"code", "severity", "message", "path"}]`, one a line, at nesting `level`.
-  static func findings(_ findings: [Finding], level: Int) -> String {
+  /// Findings as `[{"code", "severity", "message", "path"}]`, one a line, at nesting `level`;
+  /// with `outcomes` (one a finding), each also has `"outcome"`.
+  static func findings(_ findings: [Finding], outcomes: [ResumeOutcome?]? = nil, level: Int)
+    -> String
+  {
     array(
-      findings.map {
-        "{\"code\": \(string($0.code)), \"severity\": \(string($0.severity.rawValue)), "
-          + "\"message\": \(string($0.message)), \"path\": \(string($0.path))}"
+      findings.indices.map { index in
+        let finding = findings[index]
+        let outcome = outcomes.map { ", \"outcome\": \(string($0[index]?.rawValue))" } ?? ""
+        return
+          "{\"code\": \(string(finding.code)), \"severity\": \(string(finding.severity.rawValue)), "
+          + "\"message\": \(string(finding.message)), \"path\": \(string(finding.path))\(outcome)}"
       }, level: level)
   }
 

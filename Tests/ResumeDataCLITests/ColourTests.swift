@@ -56,8 +56,11 @@ struct ColourTests {
       inspect.1.contains(
         "\n  \(escape)33mwarning\(escape)0m byte-range-present: NSURLSessionResumeByteRange is set")
     )
+    // A v2 blob, which iOS 10.0–10.1 may have written, keeps its info finding.
+    let v2 = runStyled(
+      ["inspect", resumeFixturePath("v2.xml.plist")], terminal: true, environment: environment)
     #expect(
-      inspect.1.contains(
+      v2.1.contains(
         "\n  \(escape)36minfo\(escape)0m ios10-request-layout: the request archives"))
 
     let validate = runStyled(colouredCommands[1], terminal: true, environment: environment)
@@ -68,6 +71,11 @@ struct ColourTests {
         \(resumeFixturePath("ios12-empty.archive")): \(escape)31mnot resumable\(escape)0m: \
         empty-blob: the blob records no received bytes (the iOS 12.0–12.2 \
         cancel-before-first-byte case): start the download over
+          \(escape)31merror\(escape)0m no-validator: neither an ETag nor a Last-Modified date was \
+        recorded: the server cannot confirm the file is unchanged (NSURLSessionResumeEntityTag)
+          \(escape)33mwarning\(escape)0m original-request-missing: there is no original request: \
+        iOS 10.3–12.1 then gives the task a nil originalRequest (NSURLSessionResumeOriginalRequest)
+        2 errors, 1 warning in 1 of 2 files
 
         """)
 

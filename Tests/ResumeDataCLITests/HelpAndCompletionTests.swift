@@ -257,6 +257,7 @@ struct CompletionTests {
       try complete(["convert", "--to", "network"]) == "network-framework network-framework-webkit\n"
     )
     #expect(try complete(["inspect", "--te"]) == "--temp-dir\n")
+    #expect(try complete(["validate", "--st"]) == "--strict\n")
     #expect(try complete(["help", "down"]) == "download downloads\n")
     #expect(try complete(["completions", "f"]) == "fish\n")
     #expect(try complete(["download", "--header", ""]) == "\n")
@@ -272,6 +273,8 @@ struct CompletionTests {
       ("zsh", "        '1:action:(list add run pause resume cancel)' \\\n"),
       ("zsh", "    'archive:Print a keyed archive'\\''s object graph, as text or JSON.'\n"),
       ("fish", "complete -c resumedata -n '__resumedata_using inspect' -F\n"),
+      ("fish", "complete -c resumedata -n '__resumedata_using validate' -l strict\n"),
+      ("zsh", "        '--temp-dir=:directory:_files -/' \\\n        '--strict' \\\n"),
       ("fish", "complete -c resumedata -n '__resumedata_using repair' -s o -l output -r -F\n"),
       (
         "fish",

@@ -9,7 +9,9 @@ func resumeFixturePath(_ name: String) -> String {
 
 @Suite("resumedata inspect")
 struct InspectCommandTests {
-  @Test("A v4 blob with ByteRange reads well, findings most severe first")
+  @Test(
+    "A v4 blob with ByteRange reads well, without the finding that concerns only iOS 10.0–10.1"
+  )
   func text() {
     let (status, captured) = run(["inspect", resumeFixturePath("v4-byte-range.xml.plist")])
     #expect(status == .success)
@@ -27,7 +29,6 @@ struct InspectCommandTests {
         original      GET https://example.com/files/archive.zip
         findings
           warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (NSURLSessionResumeByteRange)
-          info ios10-request-layout: the request archives are in the layout every OS writes, which iOS 10.0–10.1 cannot read back (repair for that target) (NSURLSessionResumeCurrentRequest)
 
         """)
   }
@@ -58,6 +59,72 @@ struct InspectCommandTests {
     ] {
       #expect(object?.keys.contains(key) == true, "\(key)")
     }
+  }
+
+  @Test(
+    "--target keeps the findings about that system and gives each its outcome there",
+    arguments: [
+      (
+        "ios10.0-10.1",
+        """
+        target        ios10.0-10.1 fails, as it is
+        findings
+          warning target-cannot-read: ios10.0-10.1 cannot read a v4 blob (−3003, invalid resume data): repair converts it [ios10.0-10.1: fails]
+          warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (NSURLSessionResumeByteRange) [ios10.0-10.1: unaffected]
+          info ios10-request-layout: the request archives are in the layout every OS writes, which iOS 10.0–10.1 cannot read back (repair for that target) (NSURLSessionResumeCurrentRequest) [ios10.0-10.1: fails]
+
+        """
+      ),
+      (
+        "ios13+",
+        """
+        target        ios13+ resumes, as it is
+        findings
+          warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (NSURLSessionResumeByteRange) [ios13+: unaffected]
+
+        """
+      ),
+    ])
+  func target(name: String, tail: String) throws {
+    let (status, captured) = run([
+      "inspect", resumeFixturePath("v4-byte-range.xml.plist"), "--target", name,
+    ])
+    #expect(status == .success)
+    let output = String(decoding: captured.standardOutput, as: UTF8.self)
+    let start = try #require(output.range(of: "target        "))
+    #expect(String(output[start.lowerBound...]) == tail)
+  }
+
+  @Test("--json: target, outcome and each finding's outcome, null without --target")
+  func targetJSON() throws {
+    func object(_ extra: [String]) throws -> [String: Any] {
+      let (_, captured) = run(
+        ["inspect", resumeFixturePath("v4-byte-range.xml.plist"), "--json"] + extra)
+      return try #require(
+        try JSONSerialization.jsonObject(with: captured.standardOutput) as? [String: Any])
+    }
+    let plain = try object([])
+    #expect(plain["target"] is NSNull)
+    #expect(plain["outcome"] is NSNull)
+    let plainFindings = try #require(plain["findings"] as? [[String: Any]])
+    #expect(plainFindings.map { $0["outcome"] is NSNull } == [true])
+    let judged = try object(["--target", "macos10.13-10.13.3"])
+    #expect(judged["target"] as? String == "ios11.0-11.2")
+    #expect(judged["outcome"] as? String == "complete-short")
+    let findings = try #require(judged["findings"] as? [[String: Any]])
+    #expect(findings.map { $0["outcome"] as? String } == ["complete-short"])
+  }
+
+  @Test("An unknown --target is a usage error")
+  func unknownTarget() {
+    let (status, captured) = run([
+      "inspect", resumeFixturePath("v2.xml.plist"), "--target", "ios9",
+    ])
+    #expect(status == .usage)
+    #expect(captured.standardOutput.isEmpty)
+    #expect(
+      captured.standardError.hasPrefix("Error: unknown target 'ios9'; valid targets: ios10.0-10.1,")
+    )
   }
 
   @Test("A truncated blob exits 65 with the container's offset")

@@ -10,7 +10,11 @@ struct ValidateCommandTests {
     "ok": ("ok.plist", ": ok (v2)"),
     "empty": (
       "empty.archive",
-      ": not resumable: empty-blob: the blob records no received bytes (the iOS 12.0–12.2 cancel-before-first-byte case): start the download over"
+      """
+      : not resumable: empty-blob: the blob records no received bytes (the iOS 12.0–12.2 cancel-before-first-byte case): start the download over
+        error no-validator: neither an ETag nor a Last-Modified date was recorded: the server cannot confirm the file is unchanged (NSURLSessionResumeEntityTag)
+        warning original-request-missing: there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest (NSURLSessionResumeOriginalRequest)
+      """
     ),
     "truncated": (
       "truncated.plist", ": malformed: @974: trailer offset size 101 is not 1 to 8 bytes"
@@ -33,12 +37,19 @@ struct ValidateCommandTests {
     let (status, captured) = run(["validate"] + files.map(resumeFixturePath))
     #expect(status == .success)
     #expect(captured.standardError == "")
+    // Only the v4 blob has a warning; the findings about iOS 10.0–10.1 on blobs it never wrote
+    // are left out.
     #expect(
       text(captured.standardOutput)
         == resumeFixtureGenerations.map {
           "\(resumeFixturePath($0.file)): ok (\($0.generation.rawValue))\n"
-        }.joined())
+            + ($0.generation == .v4 ? "  \(Self.byteRangeWarning)\n" : "")
+        }.joined() + "1 warning in 1 of 8 files\n")
   }
+
+  /// The v4 fixture's warning as validate lists it.
+  static let byteRangeWarning =
+    "warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (NSURLSessionResumeByteRange)"
 
   @Test(
     "The exit status is the worst file's: unreadable 66, malformed 65, not resumable 1",
@@ -56,8 +67,11 @@ struct ValidateCommandTests {
     let (actual, captured) = run(["validate"] + kinds.map { scratch.path($0.0) })
     #expect(actual == status)
     #expect(captured.standardError == "")
+    // The empty blob's findings are counted after the lines.
+    let count = files.contains("empty") ? "2 errors, 1 warning in 1 of \(files.count) files\n" : ""
     #expect(
-      text(captured.standardOutput) == kinds.map { scratch.path($0.0) + $0.1 + "\n" }.joined())
+      text(captured.standardOutput)
+        == kinds.map { scratch.path($0.0) + $0.1 + "\n" }.joined() + count)
   }
 
   @Test("With --target, a blob whose repair for that system fails is not resumable")
@@ -69,13 +83,22 @@ struct ValidateCommandTests {
     let input = try blob.encoded()
     let plain = run(["validate", "-"], input: input)
     #expect(plain.0 == .success)
-    #expect(text(plain.1.standardOutput) == "-: ok (v2)\n")
+    #expect(
+      text(plain.1.standardOutput) == """
+        -: ok (v2)
+          warning original-request-missing: there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest (NSURLSessionResumeOriginalRequest)
+        1 warning in 1 of 1 file
+
+        """)
     let (status, captured) = run(["validate", "-", "--target", "network-framework"], input: input)
     #expect(status == .failure)
     #expect(
-      text(captured.standardOutput)
-        == "-: not resumable: unsupported: cannot be repaired for network-framework: a Network.framework blob needs the current request\n"
-    )
+      text(captured.standardOutput) == """
+        -: not resumable: unsupported: cannot be repaired for network-framework: a Network.framework blob needs the current request; as it is, network-framework fails
+          warning target-cannot-read: network-framework cannot read a v2 blob (−3003, invalid resume data): repair converts it [network-framework: fails]
+        1 warning in 1 of 1 file
+
+        """)
     let ios13 = run(["validate", "-", "--target", "macos10.15+"], input: input)
     #expect(ios13.0 == .success)
   }
@@ -83,9 +106,15 @@ struct ValidateCommandTests {
   @Test(
     "With --target, the repaired blob must itself resume: a Network.framework blob's validators come from its response",
     arguments: [
-      ("network-framework", ExitCode.success, "ok (network-framework)"),
-      ("linux", .success, "ok (network-framework)"),
-      ("ios13+", .success, "ok (network-framework)"),
+      (
+        "network-framework", ExitCode.success,
+        "ok (network-framework); as it is, network-framework resumes"
+      ),
+      ("linux", .success, "ok (network-framework); as it is, linux resumes"),
+      (
+        "ios13+", .success,
+        "ok (network-framework); as it is, ios13+ fails\n  warning target-cannot-read: ios13+ cannot read a network-framework blob (−3003, invalid resume data): repair converts it [ios13+: fails]\n1 warning in 1 of 1 file"
+      ),
     ])
   func repairedBlob(target: String, status: ExitCode, line: String) {
     let (actual, captured) = run([
@@ -106,7 +135,7 @@ struct ValidateCommandTests {
     #expect(missing.0 == .failure)
     #expect(
       text(missing.1.standardOutput)
-        == "\(input): not resumable: partial-file-missing: the partial file CFNetworkDownload_a1b2c3.tmp is not in the directory\n"
+        == "\(input): not resumable: partial-file-missing: the partial file CFNetworkDownload_a1b2c3.tmp is not in the directory\n1 error in 1 of 1 file\n"
     )
     _ = try scratch.write(Data(count: 1_048_576), to: "CFNetworkDownload_a1b2c3.tmp")
     let present = run(arguments)
@@ -147,5 +176,199 @@ struct ValidateCommandTests {
     #expect(codes(reports[0], "repairedFindings") == ["ios10-request-layout"])
     #expect(reports[1]["repairedFindings"] is NSNull)
     #expect(reports[3]["repairFindings"] is NSNull)
+  }
+}
+
+@Suite("resumedata validate: findings, --strict and --target")
+struct ValidateFindingsTests {
+  /// The v2 fixture's partial file.
+  static let partialName = "CFNetworkDownload_a1b2c3.tmp"
+
+  static let mismatch =
+    "warning partial-file-size-mismatch: the partial file holds 100 bytes but the blob records 1048576: repair sets BytesReceived to the file's size (NSURLSessionResumeBytesReceived)"
+
+  @Test(
+    "A partial file of the recorded size gives a clean line; a wrong size is listed under it, and fails only --strict",
+    arguments: [
+      (1_048_576, false, ExitCode.success, ": ok (v2)\n"),
+      (1_048_576, true, .success, ": ok (v2)\n"),
+      (100, false, .success, ": ok (v2)\n  \(mismatch)\n1 warning in 1 of 1 file\n"),
+      (
+        100, true, .failure,
+        ": not clean: partial-file-size-mismatch: the partial file holds 100 bytes but the blob records 1048576: repair sets BytesReceived to the file's size\n1 warning in 1 of 1 file\n"
+      ),
+    ])
+  func partialFile(size: Int, strict: Bool, status: ExitCode, output: String) throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    _ = try scratch.write(Data(count: size), to: Self.partialName)
+    let input = resumeFixturePath("v2.xml.plist")
+    let (actual, captured) = run(
+      ["validate", input, "--temp-dir", scratch.url.path] + (strict ? ["--strict"] : []))
+    #expect(actual == status)
+    #expect(captured.standardError == "")
+    #expect(text(captured.standardOutput) == input + output)
+  }
+
+  @Test(
+    "A v4 blob: the finding about iOS 10.0–10.1 is left out unless that is the target",
+    arguments: [
+      ([String](), false), (["--target", "ios13+"], false), (["--target", "ios10.2-10.3"], false),
+      (["--target", "ios10.0-10.1"], true), (["--target", "macos10.12-10.12.1"], true),
+    ])
+  func v4(arguments: [String], listed: Bool) throws {
+    let input = resumeFixturePath("v4-byte-range.xml.plist")
+    let (_, lines) = run(["validate", input] + arguments)
+    let (_, json) = run(["validate", input, "--json"] + arguments)
+    #expect(text(lines.standardOutput).contains("ios10-request-layout") == listed)
+    let object = try JSONSerialization.jsonObject(with: json.standardOutput) as? [String: Any]
+    let files = try #require(object?["files"] as? [[String: Any]])
+    let codes = (files.first?["findings"] as? [[String: Any]])?.compactMap { $0["code"] as? String }
+    #expect(codes?.contains("ios10-request-layout") == listed)
+  }
+
+  @Test(
+    "--strict fails a file with any warning, and only then",
+    arguments: [
+      ("v2.xml.plist", ExitCode.success, ": ok (v2)\n"),
+      (
+        "v4-byte-range.xml.plist", .failure,
+        ": not clean: byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file\n1 warning in 1 of 1 file\n"
+      ),
+      (
+        "ios12-empty.archive", .failure,
+        ": not resumable: empty-blob: the blob records no received bytes (the iOS 12.0–12.2 cancel-before-first-byte case): start the download over\n  error no-validator: neither an ETag nor a Last-Modified date was recorded: the server cannot confirm the file is unchanged (NSURLSessionResumeEntityTag)\n  warning original-request-missing: there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest (NSURLSessionResumeOriginalRequest)\n2 errors, 1 warning in 1 of 1 file\n"
+      ),
+    ])
+  func strict(file: String, status: ExitCode, output: String) {
+    let input = resumeFixturePath(file)
+    let (actual, captured) = run(["validate", input, "--strict"])
+    #expect(actual == status)
+    #expect(text(captured.standardOutput) == input + output)
+  }
+
+  @Test("--strict with a target judges for that target: a warning about another system passes")
+  func strictTarget() {
+    let input = resumeFixturePath("v4-byte-range.xml.plist")
+    let ios12 = run(["validate", input, "--strict", "--target", "ios12"])
+    #expect(ios12.0 == .success)
+    #expect(text(ios12.1.standardOutput) == input + ": ok (v4); as it is, ios12 resumes\n")
+    let ios11 = run(["validate", input, "--strict", "--target", "ios11.0-11.2"])
+    #expect(ios11.0 == .failure)
+    #expect(
+      text(ios11.1.standardOutput)
+        == input
+        + ": not clean: byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file; as it is, ios11.0-11.2 completes with a short file\n1 warning in 1 of 1 file\n"
+    )
+  }
+
+  /// What each target would do with the v4 fixture (ByteRange set, no directory): the line's
+  /// end, then the findings listed.
+  static let v4Targets: [(RepairTarget, ExitCode, String)] = [
+    (
+      .ios10Early, .success,
+      """
+      ok (v4); as it is, ios10.0-10.1 fails
+        warning target-cannot-read: ios10.0-10.1 cannot read a v4 blob (−3003, invalid resume data): repair converts it [ios10.0-10.1: fails]
+        info ios10-request-layout: the request archives are in the layout every OS writes, which iOS 10.0–10.1 cannot read back (repair for that target) (NSURLSessionResumeCurrentRequest) [ios10.0-10.1: fails]
+      1 warning, 1 info in 1 of 1 file
+      """
+    ),
+    (
+      .ios10Late, .success,
+      """
+      ok (v4); as it is, ios10.2-10.3 fails
+        warning target-cannot-read: ios10.2-10.3 cannot read a v4 blob (−3003, invalid resume data): repair converts it [ios10.2-10.3: fails]
+      1 warning in 1 of 1 file
+      """
+    ),
+    (
+      .ios11Early, .success,
+      """
+      ok (v4); as it is, ios11.0-11.2 completes with a short file
+        warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (NSURLSessionResumeByteRange) [ios11.0-11.2: completes with a short file]
+      1 warning in 1 of 1 file
+      """
+    ),
+    (.ios11Late, .success, "ok (v4); as it is, ios11.3+ resumes"),
+    (.ios12, .success, "ok (v4); as it is, ios12 resumes"),
+    (.ios13Later, .success, "ok (v4); as it is, ios13+ resumes"),
+    (
+      .networkFramework, .failure,
+      """
+      not resumable: no-validator: neither an ETag nor a Last-Modified date was recorded: the server cannot confirm the file is unchanged (once repaired for network-framework); as it is, network-framework fails
+        warning target-cannot-read: network-framework cannot read a v4 blob (−3003, invalid resume data): repair converts it [network-framework: fails]
+      1 warning in 1 of 1 file
+      """
+    ),
+    (.linux, .success, "ok (v4); as it is, linux resumes"),
+  ]
+
+  @Test("--target: what each system the repair table knows would do with a v4 blob as it is")
+  func everyTarget() {
+    #expect(Self.v4Targets.map(\.0) == RepairTarget.allCases)
+    let input = resumeFixturePath("v4-byte-range.xml.plist")
+    for (target, status, output) in Self.v4Targets {
+      let (actual, captured) = run(["validate", input, "--target", target.rawValue])
+      #expect(actual == status, "\(target)")
+      #expect(text(captured.standardOutput) == "\(input): \(output)\n", "\(target)")
+    }
+  }
+
+  @Test(
+    "--target with a wrong-size partial file: CFNetwork completes with wrong bytes, this toolkit's downloader resumes",
+    arguments: [
+      ("ios12", "completes with wrong bytes"), ("ios10.2-10.3", "completes with wrong bytes"),
+      ("linux", "resumes"),
+    ])
+  func mismatchOnTarget(target: String, phrase: String) throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    _ = try scratch.write(Data(count: 100), to: ValidateFindingsTests.partialName)
+    let input = resumeFixturePath("v2.xml.plist")
+    let (status, captured) = run([
+      "validate", input, "--temp-dir", scratch.url.path, "--target", target,
+    ])
+    #expect(status == .success)
+    #expect(
+      text(captured.standardOutput) == """
+        \(input): ok (v2); as it is, \(target) \(phrase)
+          \(Self.mismatch) [\(target): \(phrase)]
+        1 warning in 1 of 1 file
+
+        """)
+  }
+
+  @Test("--json: each finding with its outcome under a target, null without; strict and not-clean")
+  func json() throws {
+    let input = resumeFixturePath("v4-byte-range.xml.plist")
+    func file(_ arguments: [String]) throws -> ([String: Any], [String: Any]) {
+      let (_, captured) = run(["validate", input, "--json"] + arguments)
+      let object = try #require(
+        try JSONSerialization.jsonObject(with: captured.standardOutput) as? [String: Any])
+      let files = try #require(object["files"] as? [[String: Any]])
+      return (object, try #require(files.first))
+    }
+    let (plain, plainFile) = try file([])
+    #expect(plain["strict"] as? Bool == false)
+    #expect(plainFile["status"] as? String == "ok")
+    #expect(plainFile["outcome"] is NSNull)
+    let plainFindings = try #require(plainFile["findings"] as? [[String: Any]])
+    #expect(plainFindings.map { $0["code"] as? String } == ["byte-range-present"])
+    #expect(plainFindings.map { $0["outcome"] is NSNull } == [true])
+
+    let (strict, strictFile) = try file(["--strict", "--target", "ios10.0-10.1"])
+    #expect(strict["strict"] as? Bool == true)
+    #expect(strictFile["status"] as? String == "not-clean")
+    #expect(
+      strictFile["reason"] as? String
+        == "target-cannot-read: ios10.0-10.1 cannot read a v4 blob (−3003, invalid resume data): repair converts it"
+    )
+    #expect(strictFile["outcome"] as? String == "fail")
+    let findings = try #require(strictFile["findings"] as? [[String: Any]])
+    #expect(
+      findings.map { "\($0["code"] as? String ?? "") \($0["outcome"] as? String ?? "")" } == [
+        "target-cannot-read fail", "byte-range-present unaffected", "ios10-request-layout fail",
+      ])
   }
 }
