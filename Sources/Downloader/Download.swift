@@ -2,6 +2,7 @@ import Foundation
 import KeyedArchive
 import PropertyList
 import ResumeData
+import Synchronization
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -48,6 +49,10 @@ public actor Download {
   private var book: SegmentBook?
   private var fetcher: SegmentFetcher?
   private var segmentFile: SegmentFile?
+  // Flushes and state-file writes run here, in order, off Swift's cooperative pool; `persisting`
+  // is set while a periodic one runs.
+  private let persistQueue = DispatchQueue(label: "resumedata.download.persist")
+  private let persisting = Flag()
   // When the state file was last written, and for how many bytes (nil: not yet by this process).
   private var lastPersist: (instant: ContinuousClock.Instant, bytes: Int64)?
   private var lastProgress: (instant: ContinuousClock.Instant, bytes: Int64)?
@@ -184,7 +189,7 @@ public actor Download {
     var attempt = 0
     var restarts = restarts
     while true {
-      if stopRequested { return paused() }
+      if stopRequested { return await paused() }
       let offset = file.length
       let requestRange = record.current.headerFields.first {
         $0.name.caseInsensitiveCompare("Range") == .orderedSame
@@ -195,7 +200,7 @@ public actor Download {
         let validator = strongTag ?? record.lastModified
         switch HTTPRange.resumeHeader(received: offset, requestRange: requestRange) {
         case .complete:
-          return finish(file)
+          return await finish(file)
         case .header(let value) where validator != nil:
           rangeHeaders = [("Range", value), ("If-Range", validator!)]
         case .header, .restart, .none:
@@ -234,24 +239,24 @@ public actor Download {
       learn(transfer.learned)
       switch outcome {
       case .complete, .alreadyComplete:
-        return finish(file)
+        return await finish(file)
       case .stopped:
-        return paused()
+        return await paused()
       case .restart(let reason):
         restarts += 1
         guard restarts <= 3 else {
-          return failed(DownloadError(.badPartialResponse, "\(reason) (after 3 restarts)"))
+          return await failed(DownloadError(.badPartialResponse, "\(reason) (after 3 restarts)"))
         }
         if let failure = restart(file, reason) { return failure }
       case .failed(let error):
         if transfer.learned.restartReason != nil { restarts += 1 }
         attempt += 1
         guard error.isRetryable, attempt < configuration.retry.maximumAttempts else {
-          return failed(error)
+          return await failed(error)
         }
         let delay = configuration.retry.delay(
           beforeRetry: attempt, random: Double.random(in: 0...1))
-        if await !sleep(delay) { return paused() }
+        if await !sleep(delay) { return await paused() }
       }
     }
   }
@@ -287,7 +292,7 @@ public actor Download {
     var map = restoredMap
     restoredMap = nil
     while true {
-      if stopRequested { return .ended(paused()) }
+      if stopRequested { return .ended(await paused()) }
       let validator = strongTag ?? record.lastModified
       let size: Int64
       do {
@@ -319,12 +324,12 @@ public actor Download {
             lastModified: strongTag == nil ? record.lastModified : nil))
         if known.isComplete {
           self.book = book
-          return .ended(finishSegments(file, total: known.total))
+          return .ended(await finishSegments(file, total: known.total))
         }
         do {
           try file.allocate(known.total)
         } catch {
-          return .ended(failed(error))
+          return .ended(await failed(error))
         }
         eventSink.yield(known.bytesOnDisk > 0 ? .resumed(offset: known.bytesOnDisk) : .started)
         eventSink.yield(.segmented(connections: connections))
@@ -345,7 +350,7 @@ public actor Download {
       self.fetcher = nil
       learnSegments()
       if let total = book.identity?.total, book.isComplete {
-        return .ended(finishSegments(file, total: total))
+        return .ended(await finishSegments(file, total: total))
       }
       for case .fallback(let reason) in ends {
         // Nothing was written past the prefix: the file is what one connection continues.
@@ -355,19 +360,19 @@ public actor Download {
       }
       switch book.stop {
       case .paused:
-        return .ended(paused())
+        return .ended(await paused())
       case .failed(let error):
-        return .ended(failed(error))
+        return .ended(await failed(error))
       case .restart(let reason):
         restarts += 1
         guard restarts <= 3 else {
-          return .ended(failed(DownloadError(.badPartialResponse, "\(reason) (after 3 restarts)")))
+          return .ended(await failed(DownloadError(.badPartialResponse, "\(reason) (after 3 restarts)")))
         }
         if let failure = restartSegments(file, reason) { return .ended(failure) }
       case nil:
         var error = DownloadError(.network, "every connection ended before the file was complete")
         for case .gaveUp(let last) in ends { error = last }
-        return .ended(failed(error))
+        return .ended(await failed(error))
       }
     }
   }
@@ -515,13 +520,13 @@ public actor Download {
 
   /// The complete file of a segmented run: its digest (what was not digested as it arrived is
   /// read back in order), then into place.
-  private func finishSegments(_ file: SegmentFile, total: Int64) -> DownloadResult {
-    do {
+  private func finishSegments(_ file: SegmentFile, total: Int64) async -> DownloadResult {
+    await deliver { () throws(DownloadError) -> String? in
       // A file allocated by an earlier, longer version is cut to this one's length.
       if try file.size() != total { try file.trim(to: total) }
-      return deliver(digest: try file.digest(of: total), flush: file.synchronize)
-    } catch {
-      return failed(error)
+      let digest = try file.digest(of: total)
+      try file.synchronize()
+      return digest
     }
   }
 
@@ -543,7 +548,7 @@ public actor Download {
           ?? true
       {
         lastPersist = (now, bytes)
-        _ = try? persist()
+        persistInBackground()
       }
     }
   }
@@ -611,7 +616,7 @@ public actor Download {
         }) ?? true
       {
         lastPersist = (now, file.length)
-        _ = try? persist()
+        persistInBackground()
       }
     }
   }
@@ -663,67 +668,111 @@ public actor Download {
 
   // MARK: Endings
 
-  private func finish(_ file: PartialFile) -> DownloadResult {
+  private func finish(_ file: PartialFile) async -> DownloadResult {
     let ownRange = record.current.headerFields.contains {
       $0.name.caseInsensitiveCompare("Range") == .orderedSame
     }
     // A request for part of a resource ends short of its total by design.
     if let total, !ownRange, file.length != total {
-      return failed(
+      return await failed(
         DownloadError(.badPartialResponse, "the file has \(file.length) bytes, not \(total)"))
     }
-    return deliver(digest: file.currentDigest(), flush: file.synchronize)
-  }
-
-  /// Checks the complete file's digest, flushes it and moves it into place.
-  private func deliver(digest: String?, flush: () throws(DownloadError) -> Void) -> DownloadResult {
-    if let expected = configuration.expectedDigest?.lowercased(), digest != expected {
-      return failed(
-        DownloadError(
-          .digestMismatch,
-          "the file's \(configuration.digestAlgorithm?.rawValue ?? "digest") is \(digest ?? "unknown"), not \(expected)"
-        ))
-    }
-    do {
-      try flush()
-      try Self.move(partialURL, to: destination)
-    } catch let error as DownloadError {
-      return failed(error)
-    } catch {
-      return failed(DownloadError(.io, "\(error)"))
-    }
-    if let stateFile = configuration.stateFile {
-      try? FileManager.default.removeItem(at: stateFile)
-    }
-    return .completed(file: destination, digest: digest)
-  }
-
-  private func paused() -> DownloadResult {
-    do {
-      return .paused(resumeData: try persist())
-    } catch {
-      return .failed(error, resumeData: nil)
+    return await deliver { () throws(DownloadError) -> String? in
+      let digest = file.currentDigest()
+      try file.synchronize()
+      return digest
     }
   }
 
-  private func failed(_ error: DownloadError) -> DownloadResult {
-    .failed(error, resumeData: try? persist())
+  /// Checks the complete file's digest (from `complete`, which flushes it), and moves it into
+  /// place; the file work runs on the persist queue.
+  private func deliver(
+    _ complete: @escaping @Sendable () throws(DownloadError) -> String?
+  ) async -> DownloadResult {
+    let expected = configuration.expectedDigest?.lowercased()
+    let algorithm = configuration.digestAlgorithm?.rawValue ?? "digest"
+    let (source, destination, stateFile) = (partialURL, destination, configuration.stateFile)
+    let outcome = await offPool { () throws(DownloadError) -> String? in
+      let digest = try complete()
+      if let expected, digest != expected {
+        throw DownloadError(
+          .digestMismatch, "the file's \(algorithm) is \(digest ?? "unknown"), not \(expected)")
+      }
+      do {
+        try Self.move(source, to: destination)
+      } catch let error as DownloadError {
+        throw error
+      } catch {
+        throw DownloadError(.io, "\(error)")
+      }
+      if let stateFile { try? FileManager.default.removeItem(at: stateFile) }
+      return digest
+    }
+    switch outcome {
+    case .success(let digest): return .completed(file: destination, digest: digest)
+    case .failure(let error): return await failed(error)
+    }
   }
 
-  /// Flushes the partial file, then writes the resume data for what is on disk (atomically, to the
-  /// state file when there is one).
-  @discardableResult
-  private func persist() throws(DownloadError) -> Data {
+  private func paused() async -> DownloadResult {
+    switch await offPool(persistence()) {
+    case .success(let data): return .paused(resumeData: data)
+    case .failure(let error): return .failed(error, resumeData: nil)
+    }
+  }
+
+  private func failed(_ error: DownloadError) async -> DownloadResult {
+    .failed(error, resumeData: try? await offPool(persistence()).get())
+  }
+
+  /// What persisting the download does now: flushes the partial file, then writes the resume data
+  /// for what is on disk (atomically, to the state file when there is one). The counts are read
+  /// when it runs, before the flush.
+  private func persistence() -> @Sendable () throws(DownloadError) -> Data {
     if let segmentFile {
       learnSegments()
-      // Before the first response set up the segments, the file holds the prefix alone.
-      let map = book?.map
-      let prefix: Int64
-      if let map { prefix = map.contiguousPrefix } else { prefix = try segmentFile.size() }
-      return try record.persist(prefix, segments: map, flush: segmentFile.synchronize)
+      let (record, book) = (record, book)
+      return { () throws(DownloadError) -> Data in
+        // Before the first response set up the segments, the file holds the prefix alone.
+        let map = book?.map
+        let prefix: Int64
+        if let map { prefix = map.contiguousPrefix } else { prefix = try segmentFile.size() }
+        return try record.persist(prefix, segments: map, flush: segmentFile.synchronize)
+      }
     }
-    guard let file else { throw DownloadError(.io, "the partial file is not open") }
-    return try record.persist(file.length, flush: file.synchronize)
+    let (record, file) = (record, file)
+    return { () throws(DownloadError) -> Data in
+      guard let file else { throw DownloadError(.io, "the partial file is not open") }
+      return try record.persist(file.length, flush: file.synchronize)
+    }
+  }
+
+  /// Persists in the background, unless a persist is still running: the watchdog's periodic
+  /// one, which must not wait for the disk.
+  private func persistInBackground() {
+    guard !persisting.value.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    let (work, persisting) = (persistence(), persisting)
+    persistQueue.async {
+      _ = try? work()
+      persisting.value.store(false, ordering: .releasing)
+    }
+  }
+
+  /// Runs file work (a flush can take seconds on a busy disk, reading a file back longer) on the
+  /// persist queue, in order with every other persist, instead of on a thread of Swift's
+  /// cooperative pool, which every task of the process shares.
+  private func offPool<T: Sendable>(
+    _ work: @escaping @Sendable () throws(DownloadError) -> T
+  ) async -> Result<T, DownloadError> {
+    await withCheckedContinuation { continuation in
+      persistQueue.async {
+        do throws(DownloadError) {
+          continuation.resume(returning: .success(try work()))
+        } catch {
+          continuation.resume(returning: .failure(error))
+        }
+      }
+    }
   }
 
   /// Moves the finished file into place, replacing what is there, across file systems if need be.
@@ -813,4 +862,9 @@ struct ResumeRecord: Sendable {
       throw DownloadError(.io, "cannot make resume data: \(error)")
     }
   }
+}
+
+/// A flag shared with work on another queue.
+private final class Flag: Sendable {
+  let value = Atomic<Bool>(false)
 }

@@ -108,7 +108,8 @@ extension ResumeData {
           "the ETag is weak (\(tag)): a byte range is not guaranteed to match",
           path: ResumeDataKey.entityTag))
     }
-    partialFileFindings(temporaryDirectory, into: &found)
+    let segments = segmentFindings(into: &found)
+    partialFileFindings(temporaryDirectory, segments: segments, into: &found)
     if hasUnknownKeys {
       found.append(
         Finding(
@@ -186,7 +187,35 @@ extension ResumeData {
 
   private static let httpsBytes = Array("https".utf8)
 
-  private func partialFileFindings(_ directory: URL?, into all: inout [Finding]) {
+  /// The findings of a segmented download's map (`ResumeDataKitSegments`), and the map when it
+  /// reads.
+  private func segmentFindings(into found: inout [Finding]) -> SegmentMap? {
+    guard segments != nil else { return nil }
+    let map: SegmentMap?
+    do {
+      map = try segmentMap()
+    } catch {
+      found.append(
+        Finding(
+          "segment-map-malformed", .error,
+          "\(error.message): this toolkit's downloader refuses the blob (the partial file holds segments nobody can place)",
+          path: ResumeDataKey.segments))
+      return nil
+    }
+    guard let map, !map.isComplete else { return map }
+    // The downloader allocates the partial file to the whole length once the server's first
+    // answer allows segments: only the map says which bytes in it are real.
+    found.append(
+      Finding(
+        "segmented-partial-file", .warning,
+        "a download over several connections: the partial file is allocated to all \(map.total) bytes and holds \(map.bytesOnDisk) of them in \(map.onDisk.count) range\(map.onDisk.count == 1 ? "" : "s"); an Apple system resumes from byte \(map.contiguousPrefix) and appends at the file's end, so truncate the file to \(map.contiguousPrefix) bytes before handing it over, or resume it with this toolkit",
+        path: ResumeDataKey.segments))
+    return map
+  }
+
+  private func partialFileFindings(
+    _ directory: URL?, segments map: SegmentMap?, into all: inout [Finding]
+  ) {
     var found = [Finding]()
     defer { all += found }
     let tempFileName = tempFileName
@@ -224,7 +253,17 @@ extension ResumeData {
           path: tempFileName != nil ? ResumeDataKey.tempFileName : ResumeDataKey.localPath))
       return
     }
-    if let received = bytesReceived, received != size {
+    if let map {
+      // The file is allocated to the whole length; it only has to reach the last range on disk.
+      let end = map.onDisk.last?.upperBound ?? 0
+      if size < end {
+        found.append(
+          Finding(
+            "partial-file-size-mismatch", .warning,
+            "the partial file holds \(size) bytes but the segment map records bytes up to \(end): repair keeps the ranges that fit",
+            path: ResumeDataKey.segments))
+      }
+    } else if let received = bytesReceived, received != size {
       found.append(
         Finding(
           "partial-file-size-mismatch", .warning,

@@ -91,6 +91,8 @@ extension ResumeData {
     case "original-request-missing": [.ios10Late, .ios11Early, .ios11Late, .ios12]
     // This toolkit reads both layouts; Network.framework reads no dictionary form at all.
     case "ios10-only-request-layout": [.ios10Late, .ios11Early, .ios11Late, .ios12, .ios13Later]
+    // This toolkit's downloader reads the map; every other system only knows BytesReceived.
+    case "segmented-partial-file": Set(RepairTarget.allCases).subtracting([.linux])
     default: nil
     }
   }
@@ -150,6 +152,13 @@ extension ResumeData {
     case "partial-file-missing":
       // The downloader here creates an empty partial file; CFNetwork fails the task.
       return target == .linux ? .restartFromZero : .fail
+    case "segmented-partial-file":
+      // It asks for the rest from the contiguous prefix and appends it at the end of a file
+      // allocated to the whole length.
+      return .completeCorrupt
+    case "segment-map-malformed":
+      // Apple's systems ignore the key; the downloader here refuses the blob.
+      return target == .linux ? .fail : .unaffected
     case "byte-range-present": return .completeShort
     case "original-request-missing": return .resume
     case "ios10-request-layout", "ios10-only-request-layout", "target-cannot-read": return .fail

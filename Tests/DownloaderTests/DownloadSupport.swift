@@ -89,10 +89,11 @@ func milestones(_ events: [DownloadEvent]) -> [DownloadEvent] {
   }
 }
 
-/// Pauses a download once it has received at least `bytes` (or after 20 s, so a test that goes
-/// wrong ends).
+/// Pauses a download once it has received at least `bytes` (or after 90 s, so a test that goes
+/// wrong ends: long, because a run whose other tests block the threads of its pool can hold the
+/// requests of a download over several connections back for many seconds).
 func pause(_ download: Download, after bytes: Int64) async {
-  let deadline = ContinuousClock.now + .seconds(20)
+  let deadline = ContinuousClock.now + .seconds(90)
   while await download.bytesReceived < bytes, ContinuousClock.now < deadline {
     try? await Task.sleep(for: .milliseconds(5))
   }

@@ -137,6 +137,12 @@ func blobs() throws -> [Blob] {
     try Data(
       contentsOf: repositoryRoot.appendingPathComponent(
         "Fixtures/archive/response/synthetic-http-response.archive")))
+  let segmented = try plainEntries(
+    version: 5,
+    extra: [
+      (ResumeDataKey.tempFileName, .string("CFNetworkDownload_v4w5x6.tmp")),
+      (ResumeDataKey.segments, .string("bytes=0-1048575,2097152-3145727/4194304")),
+    ])
   var iOS10 = try plainEntries(
     version: 2, extra: [(ResumeDataKey.tempFileName, .string("CFNetworkDownload_p7q8r9.tmp"))])
   iOS10[ResumeDataKey.currentRequest] = .data(try requestArchive("ios10-standard-layout.archive"))
@@ -221,6 +227,12 @@ func blobs() throws -> [Blob] {
       tempFileName: "CFNetworkDownload_g7h8i9.tmp",
       localPath: nil, unknownKeys: ["WebKitExtra"],
       findings: ["unknown-keys"]),
+    Blob(
+      name: "keyed v5 of a download over several connections", file: "segmented.archive",
+      bytes: try keyedBlob(segmented), generation: .keyed, container: .keyedArchive,
+      infoVersion: 5, downloadURL: url, bytesReceived: 1_048_576,
+      tempFileName: "CFNetworkDownload_v4w5x6.tmp", localPath: nil, unknownKeys: [],
+      findings: ["segmented-partial-file"]),
     Blob(
       name: "Safari-made", file: "safari.archive", bytes: try keyedBlob(safari),
       generation: .safari,

@@ -51,6 +51,16 @@ let repairCases = [
     directory: .withPartial("CFNetworkDownload_a1b2c3.tmp", 524_288),
     findings: ["reconcile-bytes-received"],
     after: "repair/reconcile-bytes-received.after.xml.plist"),
+  // A segmented download's file is allocated to the whole length: its size is not the count.
+  RepairCase(
+    rule: "reconcile-bytes-received-segmented", before: "resume/segmented.archive",
+    target: .linux, directory: .withPartial("CFNetworkDownload_v4w5x6.tmp", 4_194_304),
+    findings: [], after: "resume/segmented.archive"),
+  RepairCase(
+    rule: "reconcile-bytes-received-segmented", before: "resume/segmented.archive",
+    target: .linux, directory: .withPartial("CFNetworkDownload_v4w5x6.tmp", 2_500_000),
+    findings: ["reconcile-bytes-received"],
+    after: "repair/reconcile-bytes-received-segmented.after.archive"),
   RepairCase(
     rule: "fill-original-request", before: "resume/safari.archive", target: .ios12,
     findings: ["fill-original-request"], after: "repair/fill-original-request.after.archive"),

@@ -51,3 +51,18 @@ public struct SeededGenerator: RandomNumberGenerator {
     return z ^ (z >> 31)
   }
 }
+
+/// Where two byte strings first differ, nil when they are equal: what a test of a file's bytes
+/// checks instead of comparing the bytes in `#expect`, which on a mismatch would compute a diff of
+/// millions of bytes (for minutes, holding up the whole run).
+public func firstDifference(_ actual: Data, _ expected: Data) -> String? {
+  // Data's own comparison is a memcmp; the byte loop below runs only to say where they differ.
+  if actual == expected { return nil }
+  let left = [UInt8](actual)
+  let right = [UInt8](expected)
+  let common = min(left.count, right.count)
+  if let index = (0..<common).first(where: { left[$0] != right[$0] }) {
+    return "byte \(index): \(left[index]) instead of \(right[index])"
+  }
+  return left.count == right.count ? nil : "\(left.count) bytes instead of \(right.count)"
+}
