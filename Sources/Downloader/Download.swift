@@ -366,7 +366,8 @@ public actor Download {
       case .restart(let reason):
         restarts += 1
         guard restarts <= 3 else {
-          return .ended(await failed(DownloadError(.badPartialResponse, "\(reason) (after 3 restarts)")))
+          return .ended(
+            await failed(DownloadError(.badPartialResponse, "\(reason) (after 3 restarts)")))
         }
         if let failure = restartSegments(file, reason) { return .ended(failure) }
       case nil:
