@@ -25,6 +25,35 @@ func askedRanges(_ requests: [RecordedRequest]) -> [ClosedRange<Int64>] {
   }
 }
 
+/// Downloads `path` from `server` over `connections` connections into a fresh directory, checks
+/// that it completes with exactly `expected` (result, digest, bytes; no partial file left), and
+/// returns its events without progress.
+func completedSegmented(
+  _ server: TestHTTPServer, path: String = "file", connections: Int = 4,
+  expected: Data = sourceBytes, sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> [DownloadEvent] {
+  let scratch = try Scratch()
+  defer { scratch.remove() }
+  let destination = scratch.file("out.bin")
+  let download = try Download(
+    url: server.baseURL.appendingPathComponent(path), destination: destination,
+    configuration: segmented(scratch, connections: connections))
+  let (result, events) = await runCollecting(download)
+  let digest = sha256(expected)
+  #expect(result == .completed(file: destination, digest: digest), sourceLocation: sourceLocation)
+  #expect(
+    firstDifference(try Data(contentsOf: destination), expected) == nil,
+    sourceLocation: sourceLocation)
+  #expect(
+    !FileManager.default.fileExists(atPath: download.partialFile.path),
+    sourceLocation: sourceLocation)
+  let milestones = milestones(events)
+  #expect(
+    milestones.last == .completed(file: destination, digest: digest),
+    sourceLocation: sourceLocation)
+  return Array(milestones.dropLast())
+}
+
 /// A server fault schedule for a segmented download, and the restart it must lead to.
 struct SegmentFaultCase: Sendable, CustomTestStringConvertible {
   let name: String
@@ -77,21 +106,8 @@ struct SegmentedDownloadTests {
   func fourConnections() async throws {
     let server = try sourceServer()
     defer { server.stop() }
-    let scratch = try Scratch()
-    defer { scratch.remove() }
-    let destination = scratch.file("out.bin")
-    let download = try Download(
-      url: server.baseURL.appendingPathComponent("file"), destination: destination,
-      configuration: segmented(scratch, connections: 4))
-    let (result, events) = await runCollecting(download)
-    #expect(result == .completed(file: destination, digest: sha256(sourceBytes)))
-    #expect(firstDifference(try Data(contentsOf: destination), sourceBytes) == nil)
-    #expect(
-      milestones(events)
-        == [
-          .started, .segmented(connections: 4),
-          .completed(file: destination, digest: sha256(sourceBytes)),
-        ])
+    let events = try await completedSegmented(server)
+    #expect(events == [.started, .segmented(connections: 4)])
     let requests = server.requests(path: "/file")
     #expect(requests.first?.header("Range") == "bytes=0-")
     #expect(requests.first?.header("If-Range") == nil)
@@ -102,7 +118,18 @@ struct SegmentedDownloadTests {
         of: [750_000...1_499_999, 1_500_000...2_249_999, 2_250_000...2_999_999]))
     #expect(requests.dropFirst().allSatisfy { $0.header("If-Range") == sourceTag })
     #expect(requests.allSatisfy { $0.header("Accept-Encoding") == "identity" })
-    #expect(!FileManager.default.fileExists(atPath: download.partialFile.path))
+  }
+
+  @Test("From 2 to 16 connections, each with a part of its own", arguments: [2, 16])
+  func connectionCounts(count: Int) async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    let events = try await completedSegmented(server, connections: count)
+    #expect(events == [.started, .segmented(connections: count)])
+    // The probe's part and count - 1 others, one request each (more once connections finish).
+    let starts = Set(askedRanges(server.requests(path: "/file")).map(\.lowerBound))
+    let part = Int64(3_000_000 / count)
+    #expect(starts.isSuperset(of: (1..<count).map { Int64($0) * part }))
   }
 
   @Test(
@@ -111,16 +138,8 @@ struct SegmentedDownloadTests {
     let server = try sourceServer()
     defer { server.stop() }
     server.scheduleFaults(path: "/file", fault.steps)
-    let scratch = try Scratch()
-    defer { scratch.remove() }
-    let destination = scratch.file("out.bin")
-    let download = try Download(
-      url: server.baseURL.appendingPathComponent("file"), destination: destination,
-      configuration: segmented(scratch, connections: 4))
-    let (result, events) = await runCollecting(download)
-    #expect(result == .completed(file: destination, digest: sha256(sourceBytes)))
-    #expect(firstDifference(try Data(contentsOf: destination), sourceBytes) == nil)
-    let restarts = milestones(events).compactMap { event -> String? in
+    let events = try await completedSegmented(server)
+    let restarts = events.compactMap { event -> String? in
       if case .restarted(let reason) = event { return reason }
       return nil
     }
@@ -154,21 +173,8 @@ struct SegmentedDownloadTests {
     defer { server.stop() }
     server.serve(path: "/file", body: sourceBytes, etag: etag ?? sourceTag)
     server.scheduleFaults(path: "/file", [FaultStep(faults, requests: 1)])
-    let scratch = try Scratch()
-    defer { scratch.remove() }
-    let destination = scratch.file("out.bin")
-    let download = try Download(
-      url: server.baseURL.appendingPathComponent("file"), destination: destination,
-      configuration: segmented(scratch, connections: 4))
-    let (result, events) = await runCollecting(download)
-    #expect(result == .completed(file: destination, digest: sha256(sourceBytes)))
-    #expect(firstDifference(try Data(contentsOf: destination), sourceBytes) == nil)
-    #expect(
-      milestones(events)
-        == [
-          .started, .singleConnection(reason: reason), .started,
-          .completed(file: destination, digest: sha256(sourceBytes)),
-        ])
+    let events = try await completedSegmented(server)
+    #expect(events == [.started, .singleConnection(reason: reason), .started])
     // The probe, then one plain request.
     #expect(server.requests(path: "/file").map { $0.header("Range") } == ["bytes=0-", nil])
   }
@@ -281,17 +287,8 @@ struct SegmentedDownloadTests {
     defer { server.stop() }
     let target = server.baseURL.appendingPathComponent("file")
     server.setFaults(path: "/start", [.redirect(to: target.absoluteString)])
-    let scratch = try Scratch()
-    defer { scratch.remove() }
-    let destination = scratch.file("out.bin")
-    let download = try Download(
-      url: server.baseURL.appendingPathComponent("start"), destination: destination,
-      configuration: segmented(scratch, connections: 4))
-    let (result, events) = await runCollecting(download)
-    #expect(result == .completed(file: destination, digest: sha256(sourceBytes)))
-    #expect(firstDifference(try Data(contentsOf: destination), sourceBytes) == nil)
-    #expect(
-      milestones(events).prefix(3) == [.started, .redirected(target), .segmented(connections: 4)])
+    let events = try await completedSegmented(server, path: "start")
+    #expect(events.prefix(3) == [.started, .redirected(target), .segmented(connections: 4)])
     #expect(server.requests(path: "/start").count == 1)
     #expect(server.requests(path: "/file").first?.header("Range") == "bytes=0-")
     #expect(server.requests(path: "/file").count >= 4)
