@@ -1,6 +1,7 @@
 import Downloader
 import Foundation
 import TestHTTPServer
+import Testing
 
 /// The file every download test fetches: 3 MB of a repeatable pattern, so a splice anywhere shows.
 let sourceBytes: Data = {
@@ -98,4 +99,27 @@ func pause(_ download: Download, after bytes: Int64) async {
     try? await Task.sleep(for: .milliseconds(5))
   }
   await download.pause()
+}
+
+/// A download of `server`'s `/file` whose every response stops after `stallAfter` bytes (so that
+/// the pause lands there however the tests are scheduled), paused once `pauseAfter` bytes are in:
+/// the download and the resume data it handed back.
+func pausedAtStall(
+  _ server: TestHTTPServer, configuration: DownloadConfiguration, destination: URL,
+  stallAfter: Int, pauseAfter: Int64
+) async throws -> (Download, Data) {
+  server.setFaults(path: "/file", [.stall(afterBytes: stallAfter)])
+  var configuration = configuration
+  configuration.stallTimeout = .seconds(60)
+  let download = try Download(
+    url: server.baseURL.appendingPathComponent("file"), destination: destination,
+    configuration: configuration)
+  async let paused = runCollecting(download)
+  await pause(download, after: pauseAfter)
+  let (result, _) = await paused
+  guard case .paused(let resumeData) = result else {
+    Issue.record("expected a pause, got \(result)")
+    throw DownloadError(.io, "no pause")
+  }
+  return (download, resumeData)
 }

@@ -166,24 +166,14 @@ struct DownloadTests {
   func pauseAndResume() async throws {
     let server = try sourceServer()
     defer { server.stop() }
-    // The server stops sending after 500 KB, so the pause lands there however the tests are
-    // scheduled.
-    server.setFaults(path: "/file", [.stall(afterBytes: 500_000)])
     let scratch = try Scratch()
     defer { scratch.remove() }
     var configuration = scratch.configuration()
-    configuration.stallTimeout = .seconds(60)
     configuration.stateFile = scratch.file("state.resumedata")
     let url = server.baseURL.appendingPathComponent("file")
-    let first = try Download(
-      url: url, destination: scratch.file("out"), configuration: configuration)
-    async let paused = runCollecting(first)
-    await pause(first, after: 500_000)
-    let (result, _) = await paused
-    guard case .paused(let resumeData) = result else {
-      Issue.record("expected a pause, got \(result)")
-      return
-    }
+    let (first, resumeData) = try await pausedAtStall(
+      server, configuration: configuration, destination: scratch.file("out"),
+      stallAfter: 500_000, pauseAfter: 500_000)
     #expect(try Data(contentsOf: scratch.file("state.resumedata")) == resumeData)
     let blob = try ResumeData(decoding: resumeData)
     let onDisk = try Data(contentsOf: first.partialFile)

@@ -222,23 +222,14 @@ struct SegmentedDownloadTests {
   func pauseAndResume() async throws {
     let server = try sourceServer()
     defer { server.stop() }
-    // Every connection stops sending after 200 KB, so the pause lands with four partial segments.
-    server.setFaults(path: "/file", [.stall(afterBytes: 200_000)])
     let scratch = try Scratch()
     defer { scratch.remove() }
     var configuration = segmented(scratch, connections: 4)
-    configuration.stallTimeout = .seconds(60)
     configuration.stateFile = scratch.file("state.resumedata")
-    let url = server.baseURL.appendingPathComponent("file")
-    let first = try Download(
-      url: url, destination: scratch.file("out"), configuration: configuration)
-    async let paused = runCollecting(first)
-    await pause(first, after: 800_000)
-    let (result, _) = await paused
-    guard case .paused(let resumeData) = result else {
-      Issue.record("expected a pause, got \(result)")
-      return
-    }
+    // Every connection stops after 200 KB, so the pause lands with four partial segments.
+    let (first, resumeData) = try await pausedAtStall(
+      server, configuration: configuration, destination: scratch.file("out"),
+      stallAfter: 200_000, pauseAfter: 800_000)
     #expect(try Data(contentsOf: scratch.file("state.resumedata")) == resumeData)
     let blob = try ResumeData(decoding: resumeData)
     #expect(blob.generation == .keyed)
@@ -298,20 +289,11 @@ struct SegmentedDownloadTests {
   func prefixOverFour() async throws {
     let server = try sourceServer()
     defer { server.stop() }
-    server.setFaults(path: "/file", [.stall(afterBytes: 500_000)])
     let scratch = try Scratch()
     defer { scratch.remove() }
-    var configuration = scratch.configuration()
-    configuration.stallTimeout = .seconds(60)
-    let first = try Download(
-      url: server.baseURL.appendingPathComponent("file"), destination: scratch.file("out"),
-      configuration: configuration)
-    async let paused = runCollecting(first)
-    await pause(first, after: 500_000)
-    guard case .paused(let resumeData) = await paused.0 else {
-      Issue.record("expected a pause")
-      return
-    }
+    let (_, resumeData) = try await pausedAtStall(
+      server, configuration: scratch.configuration(), destination: scratch.file("out"),
+      stallAfter: 500_000, pauseAfter: 500_000)
     #expect(try ResumeData(decoding: resumeData).segments == nil)
     server.setFaults(path: "/file", [])
     server.clearRequests()
