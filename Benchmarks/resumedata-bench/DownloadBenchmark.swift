@@ -28,8 +28,10 @@ enum DownloadBenchmark {
       --url <url>             A file to fetch (repeatable).
       --tool <path>           The resumedata executable (default: next to this benchmark).
       --floor <path>          The urlsession-floor executable (default: none, no floor line).
-      --aria2 <path>          aria2c, run as `aria2c -x N -s N` with N the connections (default:
-                              none, no aria2 line).
+      --aria2 <path>          aria2c, run as `aria2c -x N -s N` with N the connections, and
+                              again with `-k 1M` (aria2k: its smallest piece at ours; by
+                              default it splits none below 20 MiB) (default: none, no aria2
+                              lines).
       --connections <n>       Connections for ours (`--connections N`) and aria2 (default: 1).
       --rounds <n>            Rounds per file (default: 1).
       --output-dir <dir>      Where the downloads are written (default: a temporary directory).
@@ -107,18 +109,23 @@ enum DownloadBenchmark {
       var contenders: [(label: String, command: [String])] = [
         ("curl", ["/usr/bin/curl", "-sS", "-o", theirs, url])
       ]
-      let viaAria2 = outputDirectory.appendingPathComponent("aria2-\(name)").path
+      let viaAria2 = ["aria2", "aria2k"].map {
+        outputDirectory.appendingPathComponent("\($0)-\(name)").path
+      }
       if let floor { contenders.append(("floor", [floor, url])) }
       if let aria2 {
-        contenders.append(
-          (
-            "aria2",
-            [
-              aria2, "-x", "\(connections)", "-s", "\(connections)", "-q",
-              "--allow-overwrite=true", "--auto-file-renaming=false", "-d",
-              outputDirectory.path, "-o", "aria2-\(name)", url,
-            ]
-          ))
+        // As asked for (`-x N -s N`), and with aria2's smallest piece at ours (1 MiB): by default
+        // aria2 splits no piece below 20 MiB, so it uses fewer connections on smaller files.
+        for (label, split) in [("aria2", [String]()), ("aria2k", ["-k", "1M"])] {
+          contenders.append(
+            (
+              label,
+              [aria2, "-x", "\(connections)", "-s", "\(connections)"] + split + [
+                "-q", "--allow-overwrite=true", "--auto-file-renaming=false", "-d",
+                outputDirectory.path, "-o", "\(label)-\(name)", url,
+              ]
+            ))
+        }
       }
       contenders.append(
         (
@@ -140,7 +147,10 @@ enum DownloadBenchmark {
         }
         let ok =
           FileManager.default.contentsEqual(atPath: theirs, andPath: ours)
-          && (aria2 == nil || FileManager.default.contentsEqual(atPath: theirs, andPath: viaAria2))
+          && (aria2 == nil
+            || viaAria2.allSatisfy {
+              FileManager.default.contentsEqual(atPath: theirs, andPath: $0)
+            })
           && best.values.allSatisfy { $0.status == 0 }
         failed = failed || !ok
         if round == rounds || !ok {
@@ -150,13 +160,13 @@ enum DownloadBenchmark {
             "# download \(name): \(size.map { "\($0.int64Value) bytes" } ?? "?"), "
               + "\(rounds) round\(rounds == 1 ? "" : "s"); "
               + (ok
-                ? "✓ ours\(aria2 == nil ? "" : ", aria2") and curl wrote the same bytes"
+                ? "✓ ours\(aria2 == nil ? "" : ", aria2, aria2k") and curl wrote the same bytes"
                   + (connections > 1 ? " (ours and aria2 over \(connections) connections)" : "")
                 : "✗ outputs differ or a tool failed (\(statuses.joined(separator: ", ")))"))
         }
         try? FileManager.default.removeItem(atPath: theirs)
         try? FileManager.default.removeItem(atPath: ours)
-        try? FileManager.default.removeItem(atPath: viaAria2)
+        for path in viaAria2 { try? FileManager.default.removeItem(atPath: path) }
         if !ok { break }
       }
       for contender in contenders {
@@ -164,18 +174,18 @@ enum DownloadBenchmark {
         print(
           String(
             format: "download %@ %@  wall %.2f s  cpu %.2f s  peak RSS %.1f MiB", padded(name, 10),
-            padded(contender.label, 5), usage.wall, usage.cpu, Double(usage.peakKiB) / 1024))
+            padded(contender.label, 6), usage.wall, usage.cpu, Double(usage.peakKiB) / 1024))
       }
       let pairs = [
         ("ours", "curl"), ("floor", "curl"), ("ours", "floor"), ("aria2", "curl"),
-        ("ours", "aria2"),
+        ("ours", "aria2"), ("ours", "aria2k"),
       ]
       for (top, bottom) in pairs {
         guard let over = best[top], let under = best[bottom] else { continue }
         print(
           String(
             format: "download %@ ratio %@  wall %.2fx  cpu %.2fx  peak RSS %.2fx", padded(name, 10),
-            padded("\(top)/\(bottom)", 10), over.wall / under.wall,
+            padded("\(top)/\(bottom)", 11), over.wall / under.wall,
             over.cpu / max(under.cpu, 0.001),
             Double(over.peakKiB) / Double(max(under.peakKiB, 1))))
       }
