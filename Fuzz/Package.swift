@@ -39,6 +39,10 @@ let package = Package(
       ]
     ),
     .executableTarget(
+      name: "FuzzSegmentMap",
+      dependencies: [.product(name: "ResumeData", package: "ResumeDataKit")]
+    ),
+    .executableTarget(
       name: "FuzzBatch",
       dependencies: [
         "FuzzCommon",

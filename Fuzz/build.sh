@@ -8,7 +8,7 @@
 # the C shim around libxml2 as well.
 set -eu
 cd "$(dirname "$0")"
-[ $# -gt 0 ] || set -- FuzzBinaryPlist FuzzXMLPlist FuzzKeyedArchive FuzzResumeData FuzzBatch
+[ $# -gt 0 ] || set -- FuzzBinaryPlist FuzzXMLPlist FuzzKeyedArchive FuzzResumeData FuzzSegmentMap FuzzBatch
 for product in "$@"; do
   swift build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
     -Xcc -fsanitize=address --product "$product"

@@ -2,7 +2,8 @@
 # Fills corpus-binary/ and corpus-xml/ (both gitignored) with seed inputs for the fuzz targets:
 # every file under the repository's Fixtures/ and the shared peer suites that starts like a binary
 # plist ("bplist") or an XML plist ("<?xml" or "<plist", after an optional UTF-8 byte-order mark);
-# and corpus-archive/ with the keyed archives among them (see the end of the script).
+# corpus-archive/ with the keyed archives among them, and corpus-segments/ with segment maps (see
+# the end of the script).
 # Seeds are named by content hash, so running this again adds nothing twice and keeps whatever
 # the fuzzer has added. Usage: ./make-seeds.sh [extra directories to scan...]
 set -eu
@@ -103,3 +104,10 @@ for file in "$root"/Fixtures/resume/*; do
   mode=$((mode + 1))
 done
 echo "make-seeds: added $batch batch seeds ($(ls "$here/corpus-batch" | wc -l) in total)"
+
+# corpus-segments/: segment maps as the downloader writes them (ResumeDataKitSegments).
+mkdir -p "$here/corpus-segments"
+for map in 'bytes=/100' 'bytes=0-9/100' 'bytes=0-1048575,2097152-3145727/4194304' \
+  'bytes=0-199999,750000-949999,1500000-1699999,2250000-2449999/3000000'; do
+  printf '%s' "$map" >"$here/corpus-segments/$(printf '%s' "$map" | sha1sum | cut -c1-40)"
+done
