@@ -27,7 +27,8 @@ extension ResumeData {
   /// - Returns: the converted blob, and findings: `converted`, plus `conversion-derived` for each
   ///   value made from another and `conversion-dropped` for each value the target cannot carry.
   /// - Throws: `ResumeDataError`: `.unsupported` when the target needs what the blob cannot give
-  ///   (a partial-file path without a directory, say), or a request archive's error.
+  ///   (a partial-file path without a directory, say) or cannot carry what the blob must keep (a
+  ///   segment map, into Network.framework's form), or a request archive's error.
   public func converted(
     to target: ResumeDataGeneration, format: PropertyListFormat? = nil, infoVersion: Int? = nil,
     temporaryDirectory: URL? = nil
@@ -36,6 +37,16 @@ extension ResumeData {
       throw ResumeDataError(
         .unsupported, "Network.framework blobs are binary archives; XML is not a form of them",
         at: "")
+    }
+    // Network.framework's object has no place for the segment map, and without it the partial
+    // file (allocated to the whole length) would pass for complete.
+    if target == .networkFramework || target == .networkFrameworkWebKit, segments != nil,
+      (try? segmentMap())??.isComplete != true
+    {
+      throw ResumeDataError(
+        .unsupported,
+        "the blob is of a download over several connections, whose segment map Network.framework's form cannot carry: resume it with this toolkit, or truncate its partial file to BytesReceived and remove the map first",
+        at: ResumeDataKey.segments)
     }
     let plainTargets: [ResumeDataGeneration] = [.v1, .v2, .v4]
     let wantedContainer: ResumeDataContainer =

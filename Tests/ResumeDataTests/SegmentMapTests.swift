@@ -1,5 +1,6 @@
 import Foundation
 import ResumeData
+import TestSupport
 import Testing
 
 @Suite("Segment map: the text form resume data records")
@@ -56,5 +57,33 @@ struct SegmentMapTests {
     #expect(map.truncated(to: 55).onDisk == [0..<20, 50..<55])
     #expect(SegmentMap(total: 10, onDisk: [0..<10]).isComplete)
     #expect(SegmentMap(total: 10, onDisk: [1..<10]).contiguousPrefix == 0)
+  }
+}
+
+@Suite("Segmented blobs in conversion")
+struct SegmentedConversionTests {
+  @Test(
+    "Every dictionary form carries the segment map; Network.framework's refuses the blob",
+    arguments: [ResumeDataGeneration.v1, .v2, .v4, .keyed, .safari, .networkFramework])
+  func conversion(target: ResumeDataGeneration) throws {
+    let blob = try ResumeData(
+      decoding: try Data(
+        contentsOf: repositoryRoot.appendingPathComponent("Fixtures/resume/segmented.archive")))
+    let map = "bytes=0-1048575,2097152-3145727/4194304"
+    #expect(blob.segments == map)
+    guard target != .networkFramework else {
+      #expect(
+        throws: ResumeDataError(
+          .unsupported,
+          "the blob is of a download over several connections, whose segment map Network.framework's form cannot carry: resume it with this toolkit, or truncate its partial file to BytesReceived and remove the map first",
+          at: ResumeDataKey.segments)
+      ) {
+        try blob.converted(to: target, temporaryDirectory: URL(fileURLWithPath: "/tmp"))
+      }
+      return
+    }
+    let converted = try blob.converted(to: target, temporaryDirectory: URL(fileURLWithPath: "/tmp"))
+    #expect(converted.blob.segments == map)
+    #expect(converted.blob.bytesReceived == 1_048_576)
   }
 }
