@@ -1,13 +1,15 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layers point one way: bytes → PropertyList → (KeyedArchive → ResumeData → Downloader) → CLI.
+// Layers point one way: bytes → PropertyList → KeyedArchive → ResumeData → (ResumeDataBatch,
+// Downloader) → CLI.
 let package = Package(
   name: "ResumeDataKit",
   products: [
     .library(name: "PropertyList", targets: ["PropertyList"]),
     .library(name: "KeyedArchive", targets: ["KeyedArchive"]),
     .library(name: "ResumeData", targets: ["ResumeData"]),
+    .library(name: "ResumeDataBatch", targets: ["ResumeDataBatch"]),
     .library(name: "ResumeDataCLI", targets: ["ResumeDataCLI"]),
     .library(name: "Downloader", targets: ["Downloader"]),
     .executable(name: "resumedata", targets: ["resumedata"]),
@@ -52,9 +54,15 @@ let package = Package(
       name: "Downloader",
       dependencies: ["CCryptoShim", "PropertyList", "KeyedArchive", "ResumeData"]
     ),
+    // The batch engine: NDJSON records in, result lines out, on threads of its own; the CLI's
+    // `batch` is a front over it.
+    .target(
+      name: "ResumeDataBatch",
+      dependencies: ["PropertyList", "ResumeData"]
+    ),
     .target(
       name: "ResumeDataCLI",
-      dependencies: ["PropertyList", "KeyedArchive", "ResumeData", "Downloader"]
+      dependencies: ["PropertyList", "KeyedArchive", "ResumeData", "ResumeDataBatch", "Downloader"]
     ),
     .executableTarget(
       name: "resumedata",
@@ -94,6 +102,10 @@ let package = Package(
       name: "ResumeDataTests",
       dependencies: ["TestSupport", "ResumeData", "KeyedArchive", "PropertyList"],
       exclude: ["FuzzRegressions"]
+    ),
+    .testTarget(
+      name: "ResumeDataBatchTests",
+      dependencies: ["TestSupport", "ResumeDataBatch", "ResumeData", "PropertyList"]
     ),
     .testTarget(
       name: "ResumeDataCLITests",

@@ -15,7 +15,8 @@ import ResumeData
 enum BatchBenchmark {
   static let usage = """
     USAGE: resumedata-bench batch [--records <n>] [--large-records <n>] [--foundation-records <n>]
-                                  [--repeat <n>] [--tool <path>] [--target <target>]
+                                  [--callgrind-records <n>] [--repeat <n>] [--tool <path>]
+                                  [--target <target>]
 
     Feeds NDJSON records ({"id": N, "blob": "<base64>"}) through a pipe to `resumedata batch
     --target T --jobs J` (the tool built beside this benchmark, or --tool), its output going to
@@ -23,10 +24,21 @@ enum BatchBenchmark {
     keyed v5 blob (each about 5 KB, two ~2 KB request archives) with --jobs 1 and --jobs 2; then
     the same with the records in a file named on the command line (no writer sharing the cores);
     for the v2 blob, the floor: libxml2 alone parsing it in this process, with callbacks that do
-    nothing, on one thread (no v2 XML record can be repaired faster than that); then blobs that
-    are changed rather than passed through, from a file (a fourth as many records): the keyed blob repaired for ios10.0-10.1 (request archives rewritten, written as v2)
-    and a Network.framework blob with the same fields repaired for ios13+ (converted to keyed);
-    then the peak RSS of the keyed run at two input lengths (flat memory means the same figure).
+    nothing, on one thread (no v2 XML record can be repaired faster than that).
+
+    Then a line per kind of blob, each from a file with --jobs 1: the keyed blob untouched, the v2
+    blob untouched, the keyed blob repaired for ios10.0-10.1 (request archives rewritten to the $N
+    layout, written as v2) and a Network.framework blob with the same fields converted for ios13+
+    (the changed ones with a fourth as many records); and a mixed line: a blob of each of four
+    kinds in equal parts (the keyed and v2 blobs, a v2 blob in the $N layout of iOS 10.0 restored
+    to the standard one, the Network.framework blob) and 10 % bad records, --target ios13+, with
+    --jobs 1 and 2. Each gives records/s, instructions per record (callgrind on a stripped copy:
+    a run over --callgrind-records records less a run over none; "not counted" when valgrind is
+    not installed) and its floor, counted and timed in the same run: libxml2 alone for XML, our
+    own binary-plist reader for archives (the blob and the request archives it holds; for the
+    conversion, the keyed blob it becomes); for the mix, the kinds' floors in their proportions.
+    Last, the peak RSS of the keyed run at two input lengths (flat memory means the same figure).
+
     Each throughput line is the fastest of --repeat runs, the runs with 1 and 2 jobs taking turns:
     on a shared host another tenant can only slow a run down, and taking turns keeps a slow spell
     from landing on one side of the scaling figure only.
@@ -40,6 +52,7 @@ enum BatchBenchmark {
       --records <n>             Records per throughput run (default: 20000).
       --large-records <n>       Records of the long run for the memory line (default: 1000000).
       --foundation-records <n>  Records of the Foundation baseline (default: 2000).
+      --callgrind-records <n>   Records of each callgrind run (default: 400).
       --repeat <n>              Runs of each throughput line, the fastest shown (default: 3).
       --tool <path>             The resumedata executable (default: next to this benchmark).
       --target <target>         The repair target (default: ios13+).
@@ -51,6 +64,7 @@ enum BatchBenchmark {
     var largeRecords = 1_000_000
     var foundationRecords = 2_000
     var repeats = 3
+    var callgrindRecords = BatchKinds.defaultCallgrindRecords
     var tool = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
       .appendingPathComponent("resumedata").path
     var target = "ios13+"
@@ -62,7 +76,7 @@ enum BatchBenchmark {
         print(usage)
         return 0
       case "--records", "--large-records", "--foundation-records", "--repeat", "--tool",
-        "--target":
+        "--target", "--callgrind-records":
         guard let value = remaining.popFirst() else {
           return usageError("missing value for '\(argument)'", hint: hint)
         }
@@ -78,6 +92,7 @@ enum BatchBenchmark {
           case "--records": records = count
           case "--large-records": largeRecords = count
           case "--repeat": repeats = count
+          case "--callgrind-records": callgrindRecords = count
           default: foundationRecords = count
           }
         }
@@ -151,41 +166,12 @@ enum BatchBenchmark {
             padded(blob.name, 9), grouped(libxml2Rate(blob.bytes, repeats: repeats))))
       }
     }
-    // Blobs that are changed, not passed through: the request archives rewritten (and the blob
-    // written as v2) for iOS 10.0, and a Network.framework blob converted to keyed for iOS 13.
-    let conversions = [
-      (name: blobs[1].name, bytes: blobs[1].bytes, target: "ios10.0-10.1"),
-      (name: blobs[2].name, bytes: blobs[2].bytes, target: "ios13+"),
-    ]
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "resumedata-batch-bench-\(getpid()).ndjson")
-    defer { try? FileManager.default.removeItem(at: file) }
-    for conversion in conversions {
-      let count = max(1, records / 4)
-      guard writeRecords(count, blob: conversion.bytes, to: file) else {
-        printError("Error: could not write \(file.path)")
-        return 1
-      }
-      guard
-        let fastest = fastestRuns(
-          repeats: repeats, tool: tool,
-          { jobs in
-            DownloadBenchmark.spawn([
-              tool, "batch", "--target", conversion.target, "--jobs", String(jobs), file.path,
-            ])
-          })
-      else { return 1 }
-      for jobs in [1, 2] {
-        let usage = fastest[jobs]!
-        print(
-          String(
-            format:
-              "batch %@ convert --target %@ file --jobs %d  %@ records/s  CPU %.1f µs/record  peak RSS %.1f MiB",
-            padded(conversion.name, 9), conversion.target, jobs,
-            grouped(Double(count) / usage.wall), usage.cpu / Double(count) * 1e6,
-            Double(usage.peakKiB) / 1024))
-      }
-    }
+    // A line per kind of blob, the changed ones included, and a mix of them, each against the
+    // floor its parser sets.
+    let status = BatchKinds.run(
+      blobs: blobs, records: records, callgrindRecords: callgrindRecords, repeats: repeats,
+      tool: tool)
+    guard status == 0 else { return status }
     let keyed = blobs[1]
     for count in [10_000, largeRecords] {
       guard
@@ -229,18 +215,30 @@ enum BatchBenchmark {
     return fastest
   }
 
+  /// The record line of `blob` with a given id: `{"id":N,"blob":"<base64>"}`.
+  static func recordLine(_ blob: Data) -> (Int) -> String {
+    let base64 = blob.base64EncodedString()
+    return { "{\"id\":\($0),\"blob\":\"\(base64)\"}" }
+  }
+
   /// `records` NDJSON lines of `blob`, written to `descriptor`; whether they all were.
+  static func writeRecords(_ records: Int, blob: Data, to descriptor: Int32) -> Bool {
+    writeLines(records, cycle: [recordLine(blob)], to: descriptor)
+  }
+
+  /// `records` NDJSON lines made by the functions of `cycle` in turn (each given the line's id),
+  /// written to `descriptor`; whether they all were.
   ///
   /// The lines are made once, about 1 MiB of them with ids counting from 0, and that block is
   /// written over and over (the ids repeat): the writer, which shares the machine's cores with the
   /// tool when it feeds a pipe, costs little more than the copying, as a fast upstream stage would.
-  static func writeRecords(_ records: Int, blob: Data, to descriptor: Int32) -> Bool {
-    let base64 = blob.base64EncodedString()
+  static func writeLines(_ records: Int, cycle: [(Int) -> String], to descriptor: Int32) -> Bool {
     var block: [UInt8] = []
     // Where each line of the block ends (after its line break).
     var lineEnds: [Int] = []
-    while block.count < 1 << 20, lineEnds.count < records {
-      block += Array("{\"id\":\(lineEnds.count),\"blob\":\"\(base64)\"}\n".utf8)
+    // Whole cycles only, so that the block repeated keeps the cycle's proportions.
+    while block.count < 1 << 20 || lineEnds.count % cycle.count != 0, lineEnds.count < records {
+      block += Array((cycle[lineEnds.count % cycle.count](lineEnds.count) + "\n").utf8)
       lineEnds.append(block.count)
     }
     var remaining = records
@@ -262,10 +260,15 @@ enum BatchBenchmark {
 
   /// The same lines in a file; whether it worked.
   static func writeRecords(_ records: Int, blob: Data, to file: URL) -> Bool {
+    writeLines(records, cycle: [recordLine(blob)], to: file)
+  }
+
+  /// The lines of `writeLines(_:cycle:to:)` in a file; whether it worked.
+  static func writeLines(_ records: Int, cycle: [(Int) -> String], to file: URL) -> Bool {
     let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard descriptor >= 0 else { return false }
     defer { close(descriptor) }
-    return writeRecords(records, blob: blob, to: descriptor)
+    return writeLines(records, cycle: cycle, to: descriptor)
   }
 
   /// Runs `command` with `records` NDJSON lines of `blob` (`writeRecords`) written to its standard

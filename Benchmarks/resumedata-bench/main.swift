@@ -32,7 +32,9 @@ enum Usage {
                               request archives, findings), ours vs Foundation.
       batch                   resumedata batch repairing NDJSON streams of v2 XML and
                               keyed v5 blobs: records/s with 1 and 2 jobs, peak RSS at
-                              two input lengths, vs the same pipeline with Foundation.
+                              two input lengths, vs the same pipeline with Foundation;
+                              a line per blob kind and a mixed line, with instructions
+                              per record against the floor of each kind's parser.
       download                The same file fetched by curl, by a bare URLSession task
                               (the floor) and by resumedata download: wall time, CPU
                               time and peak RSS (see download-bench.sh).
@@ -102,6 +104,9 @@ func runMain(_ arguments: [String]) -> Int32 {
     return DownloadBenchmark.run(rest)
   case "batch":
     return BatchBenchmark.run(rest)
+  case "batch-floor":
+    // Not in the help: `batch` runs it under callgrind to count a floor's instructions.
+    return BatchKinds.runFloor(rest)
   default:
     return usageError(
       "unknown subcommand '\(subcommand)'", hint: "resumedata-bench <subcommand> [options]")

@@ -1,7 +1,7 @@
 /// The inner loops of base64 (RFC 4648's alphabet), shared by the XML property-list reader and
-/// writer and by the command-line tool's one-line base64: whole groups of three bytes and four
-/// characters, eight characters a step, through tables made once. What surrounds the groups
-/// (line layout, whitespace, padding rules, error messages) is each caller's own.
+/// writer and by the one-line base64 of batch records (Base64Line.swift): whole groups of three
+/// bytes and four characters, eight characters a step, through tables made once. What surrounds
+/// the groups (line layout, whitespace, padding rules, error messages) is each caller's own.
 package enum Base64Groups {
   private static let alphabet = Array(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)

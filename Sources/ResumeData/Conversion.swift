@@ -74,6 +74,8 @@ extension ResumeData {
     var notes = Conversion(from: self, directory: temporaryDirectory)
     var dictionary = try notes.portableEntries()
     let bytes: Data
+    // The blob the bytes are, when it is known without reading them back.
+    var written: ResumeData?
     switch target {
     case .v1, .v2, .v4, .keyed, .safari:
       dictionary[ResumeDataKey.infoVersion] = .integer(PropertyListInteger(wantedVersion))
@@ -97,6 +99,10 @@ extension ResumeData {
         bytes = try ResumeDataError.wrapping {
           try PropertyListValue.dictionary(dictionary).encoded(as: container)
         }
+        if container == .xml {
+          written = ResumeData(
+            writtenAsXML: dictionary, data: bytes, limits: KeyedArchiveLimits.default.propertyList)
+        }
       } else {
         let pairs = notes.keyedPairs(dictionary)
         bytes = try ResumeDataError.wrapping {
@@ -118,7 +124,7 @@ extension ResumeData {
       notes.dropped += inner.findings.filter { $0.code == "conversion-dropped" }.map(\.path)
       bytes = try ResumeDataError.wrapping { try Self.keyedBytes(pairs) }
     }
-    let blob = try ResumeData(decoding: bytes)
+    let blob = try written ?? ResumeData(decoding: bytes)
     var findings = [
       Finding(
         "converted", .info,

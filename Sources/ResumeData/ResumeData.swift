@@ -252,6 +252,80 @@ public struct ResumeData: Sendable, Hashable {
     generation = Self.plainGeneration(top)
   }
 
+  /// The plain blob `init(decoding:)` reads from `data`, the XML that `dictionary` was just written
+  /// as, made without reading the XML back; nil when that could differ, and the bytes must be read.
+  ///
+  /// Reading it back gives the dictionary with every dictionary's keys in the order the writer
+  /// sorts them, as long as each value is one the XML carries exactly (`carriedExactlyByXML`) and
+  /// the reader's limits are far off; the dictionary must hold a resume-data key, as a plain blob
+  /// does. Converting to v1, v2 or v4 read its own output back, which cost a v2 conversion a
+  /// sixth of a record.
+  init?(writtenAsXML dictionary: PropertyListDictionary, data: Data, limits: PropertyListLimits) {
+    var budget = (
+      objects: limits.maximumObjectCount / 2, longestValue: limits.maximumValueLength / 2
+    )
+    guard data.count <= limits.maximumInputSize / 2, Self.holdsResumeKeys(dictionary),
+      let sorted = Self.carriedExactlyByXML(
+        .dictionary(dictionary), depth: min(limits.maximumDepth / 2, 64), budget: &budget),
+      case .dictionary(let top) = sorted
+    else { return nil }
+    original = data
+    entries = top
+    archivedEntries = [:]
+    archiveStorage = nil
+    networkFrameworkInfo = nil
+    nestedStorage = []
+    container = .xmlPlist
+    generation = Self.plainGeneration(top)
+    refreshRequests()
+  }
+
+  /// `value` as the XML reader reads it back from the writer's XML (its dictionaries' keys
+  /// sorted), or nil unless that is certain: strings of printable ASCII, tabs and line breaks
+  /// only, integers, booleans, data, and arrays and dictionaries of them, no dictionary with a
+  /// `CF$UID` key (read back as a UID), within `depth` levels and the budget.
+  private static func carriedExactlyByXML(
+    _ value: PropertyListValue, depth: Int, budget: inout (objects: Int, longestValue: Int)
+  ) -> PropertyListValue? {
+    budget.objects -= 1
+    guard budget.objects >= 0, depth >= 0 else { return nil }
+    func plainText(_ text: String) -> Bool {
+      guard text.utf8.count <= budget.longestValue else { return false }
+      return text.utf8.allSatisfy { byte in
+        (0x20..<0x7F).contains(byte) || byte == 0x09 || byte == 0x0A || byte == 0x0D
+      }
+    }
+    switch value {
+    case .string(let text):
+      return plainText(text) ? value : nil
+    case .integer, .boolean:
+      return value
+    case .data(let bytes):
+      return bytes.count <= budget.longestValue ? value : nil
+    case .array(let elements):
+      var read: [PropertyListValue] = []
+      read.reserveCapacity(elements.count)
+      for element in elements {
+        guard let element = carriedExactlyByXML(element, depth: depth - 1, budget: &budget)
+        else { return nil }
+        read.append(element)
+      }
+      return .array(read)
+    case .dictionary(let dictionary):
+      var read: [PropertyListDictionary.Element] = []
+      read.reserveCapacity(dictionary.count)
+      for (key, element) in dictionary.sortedEntries {
+        guard key != "CF$UID", plainText(key),
+          let element = carriedExactlyByXML(element, depth: depth - 1, budget: &budget)
+        else { return nil }
+        read.append((key, element))
+      }
+      return .dictionary(PropertyListDictionary(uniqueKeys: read))
+    case .date, .real, .uid:
+      return nil
+    }
+  }
+
   /// A keyed blob's archive and root dictionary, or nil to read the dictionary as a plain one:
   /// CFNetwork falls back that way when the keyed decode fails. A dictionary that holds no resume
   /// key is not resume data, and then the archive's error says why.

@@ -99,12 +99,6 @@ extension CommandError {
     return .malformed(keyPath: error.keyPath, error.message, file: file)
   }
 
-  /// A resume-data error in a named input, which exits 65, located as `archive` locates one.
-  static func resume(_ error: ResumeDataError, file: String) -> CommandError {
-    if let plist = error.propertyListError { return .malformed(plist, file: file) }
-    return .malformed(keyPath: error.keyPath, error.message, file: file)
-  }
-
   /// Malformed input at a key path.
   static func malformed(keyPath: String, _ message: String, file: String) -> CommandError {
     CommandError(.malformedInput, keyPath.isEmpty ? message : "\(keyPath): \(message)", file: file)

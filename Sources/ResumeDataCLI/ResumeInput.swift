@@ -1,6 +1,7 @@
 import Foundation
 import PropertyList
 import ResumeData
+import ResumeDataBatch
 
 /// Reading a resume blob, and the options every resume-data command shares.
 enum ResumeInput {
@@ -67,18 +68,14 @@ extension CommandError {
   /// usage error (64), an operation the blob or target does not allow a failure (1), anything
   /// else malformed input (65).
   static func operation(_ error: any Error, file: String) -> CommandError {
-    guard let error = error as? ResumeDataError else {
-      return CommandError(.failure, "\(error)", file: file)
-    }
-    switch error.code {
-    case .invalidEdit:
-      return .usage(error.message)
-    case .unsupported:
-      return CommandError(
-        .failure, error.keyPath.isEmpty ? error.message : "\(error.keyPath): \(error.message)",
-        file: file)
-    default:
-      return .resume(error, file: file)
+    let failure = OperationFailure(error)
+    switch failure.kind {
+    case .usage:
+      return .usage(failure.message)
+    case .failure:
+      return CommandError(.failure, failure.message, file: file, location: failure.location)
+    case .malformed:
+      return CommandError(.malformedInput, failure.message, file: file, location: failure.location)
     }
   }
 }

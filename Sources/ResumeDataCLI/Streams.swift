@@ -1,4 +1,5 @@
 import Foundation
+import ResumeDataBatch
 import Synchronization
 
 /// Where a command reads and writes; the real process streams, or buffers in tests.
@@ -55,7 +56,7 @@ public struct Streams: Sendable {
       readStandardInput: { FileHandle.standardInput.readDataToEndOfFile() },
       readStandardInputPart: { buffer in
         standardInputPipeEnlarged
-        return try readDescriptor(STDIN_FILENO, into: buffer)
+        return try FileAccess.read(STDIN_FILENO, into: buffer)
       },
       writeStandardOutput: { FileHandle.standardOutput.write($0) },
       writeStandardError: { FileHandle.standardError.write($0) },
@@ -95,17 +96,6 @@ private let standardInputPipeEnlarged: Void = {
     _ = fcntl(STDIN_FILENO, 1031, Int32(1 << 20))
   #endif
 }()
-
-/// Reads from a file descriptor into a buffer, retrying when a signal interrupts the read.
-///
-/// - Returns: the number of bytes read, 0 at the end of the input.
-func readDescriptor(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-  while true {
-    let count = read(descriptor, buffer.baseAddress, buffer.count)
-    if count >= 0 { return count }
-    guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-  }
-}
 
 /// Standard input read whole once, then handed out in parts: the streaming view of streams made
 /// from a `Data` (tests).

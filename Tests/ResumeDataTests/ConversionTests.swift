@@ -77,6 +77,39 @@ struct ConversionTests {
     #expect(Essentials(back).carried(by: target).carried(by: blob.generation) == kept)
   }
 
+  @Test(
+    "A conversion to a plain XML blob gives the blob its bytes read back as, keys in their order",
+    arguments: conversionSources, [ResumeDataGeneration.v1, .v2, .v4])
+  func readBack(source: String, target: ResumeDataGeneration) throws {
+    let blob = try ResumeData(decoding: try fixtureData("resume/\(source)"))
+    let converted = try blob.converted(to: target, temporaryDirectory: directory).blob
+    let read = try ResumeData(decoding: try converted.encoded())
+    #expect(converted.container == .xmlPlist)
+    #expect(converted == read)
+    #expect(converted.entries.entries.map(\.key) == read.entries.entries.map(\.key))
+    #expect(
+      converted.findings(temporaryDirectory: directory)
+        == read.findings(temporaryDirectory: directory))
+  }
+
+  @Test(
+    "Values XML may not carry exactly: the conversion reads its bytes back, as they read",
+    arguments: [
+      PropertyListValue.date(Date(timeIntervalSinceReferenceDate: 1.25)),
+      .real(PropertyListReal(0.1)), .dictionary(["CF$UID": .integer(PropertyListInteger(3))]),
+      .string("été"), .array([.string("a\u{7F}b")]), .uid(4),
+    ])
+  func readBackOfOtherValues(value: PropertyListValue) throws {
+    let source = try ResumeData(decoding: try fixtureData("resume/v4-byte-range.xml.plist"))
+    var entries = source.entries
+    entries["X-Extra"] = value
+    let converted = try ResumeData(building: entries, as: .v2)
+    let read = try ResumeData(decoding: try converted.encoded())
+    #expect(converted == read)
+    #expect(converted.entries.entries.map(\.key) == read.entries.entries.map(\.key))
+    #expect(converted.entries["X-Extra"] == read.entries["X-Extra"])
+  }
+
   @Test("Converting to its own generation and container changes nothing")
   func identity() throws {
     for source in conversionSources {

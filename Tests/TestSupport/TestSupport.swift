@@ -66,3 +66,15 @@ public func firstDifference(_ actual: Data, _ expected: Data) -> String? {
   }
   return left.count == right.count ? nil : "\(left.count) bytes instead of \(right.count)"
 }
+
+/// The test vectors of RFC 4648, section 10: each text and its base64.
+public let base64Vectors: [(plain: String, encoded: String)] = [
+  ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="),
+  ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy"),
+]
+
+/// `length` bytes in which every byte value turns up: a multiplicative scramble of the position
+/// and the length.
+public func scrambledBytes(_ length: Int, shift: Int = 5) -> Data {
+  Data((0..<length).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761 &+ length) >> shift) })
+}

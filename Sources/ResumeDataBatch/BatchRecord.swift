@@ -1,4 +1,5 @@
 import Foundation
+import PropertyList
 
 /// One input line of `resumedata batch`: `{"id": …, "blob": "<base64>"}` or
 /// `{"id": …, "path": "…"}`.
@@ -245,7 +246,7 @@ private struct JSONScanner {
   }
 
   /// Reads a string at the cursor (which is at its opening quote) that is canonical base64 (as
-  /// `Base64Encoding.decodeCanonical` takes it), and returns its bytes and where its text is; or
+  /// `Base64Groups.decodeCanonical` takes it), and returns its bytes and where its text is; or
   /// returns nil and stays put.
   ///
   /// The common case in one pass over the string instead of two: no byte of base64 needs an
@@ -258,7 +259,7 @@ private struct JSONScanner {
     else { return nil }
     let end = UnsafeRawPointer(quote) - UnsafeRawPointer(base)
     guard
-      let decoded = Base64Encoding.decodeCanonical(
+      let decoded = Base64Groups.decodeCanonical(
         UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start..<end]))
     else { return nil }
     position = end + 1

@@ -1,23 +1,29 @@
 import Foundation
-import PropertyList
 
-/// A strict base64 decoder for the blobs `batch` reads: Foundation's accepts padding in the
-/// middle (`QU=D`) or piled up at the end (`QUJD====`), so a damaged record would decode to other
-/// bytes instead of being reported. (Results are encoded by `JSONLine.base64`, as
-/// `Data.base64EncodedData()` writes them: Foundation's encoder cost a tenth of a record's time.)
-enum Base64Encoding {
+/// Strict one-line base64, as a record of `resumedata batch` carries a blob: Foundation's decoder
+/// accepts padding in the middle (`QU=D`) or piled up at the end (`QUJD====`), so a damaged record
+/// would decode to other bytes instead of being reported. Built on the same group loops as the XML
+/// reader's `<data>`; the other direction is `encode`, which writes what
+/// `Data.base64EncodedData()` writes (Foundation's encoder cost a tenth of a record's time).
+extension Base64Groups {
   /// Why a text is not base64, and at which character (0-based).
-  struct DecodingError: Error, Equatable {
+  package struct DecodingError: Error, Equatable {
     /// The offset of the first character that is wrong (the text's length when it is cut short).
-    var offset: Int
+    package var offset: Int
     /// What is wrong.
-    var message: String
+    package var message: String
+
+    /// An error at `offset` saying `message`.
+    package init(offset: Int, message: String) {
+      self.offset = offset
+      self.message = message
+    }
   }
 
   /// Decodes RFC 4648 base64, strictly: the alphabet only, no line breaks or spaces, a length
   /// that is a multiple of four, `=` only as the last one or two characters, and no bits set that
   /// the padding drops (canonical text, as every encoder writes it).
-  static func decode(_ text: Data) -> Result<Data, DecodingError> {
+  package static func decode(_ text: Data) -> Result<Data, DecodingError> {
     text.withUnsafeBytes { text in
       // The fast path takes canonical text, which is what arrives; anything else, good or bad,
       // goes to the strict decoder, which also says what is wrong.
@@ -28,7 +34,7 @@ enum Base64Encoding {
 
   /// Decodes canonical base64 (what `decodeStrictly` accepts) to the same bytes, or returns nil
   /// for any other text.
-  static func decodeCanonical(_ text: UnsafeRawBufferPointer) -> Data? {
+  package static func decodeCanonical(_ text: UnsafeRawBufferPointer) -> Data? {
     let count = text.count
     guard count > 0, count % 4 == 0 else { return nil }
     let equals = UInt8(ascii: "=")
@@ -38,11 +44,11 @@ enum Base64Encoding {
     guard let memory = malloc(decodedCount &+ 1) else { return nil }
     // Every group but the last, which may hold padding.
     let last = count &- 4
-    let (read, written) = Base64Groups.decodeWholeGroups(
+    let (read, written) = decodeWholeGroups(
       UnsafeRawBufferPointer(rebasing: text[..<last]), into: memory)
     // `=` stands for a character of value 0, and a canonical text has no bits set in what the
     // padding drops.
-    let values = Base64Groups.values
+    let values = values
     let sextets = (
       values[Int(text[last])], values[Int(text[last &+ 1])],
       padding == 2 ? 0 : values[Int(text[last &+ 2])],
@@ -67,8 +73,9 @@ enum Base64Encoding {
 
   /// The strict decoder, character by character: the reference for `decodeCanonical`, and the
   /// one that finds the first wrong character.
-  static func decodeStrictly(_ text: UnsafeRawBufferPointer) -> Result<Data, DecodingError> {
-    Base64Groups.values.withUnsafeBufferPointer { values in decodeStrictly(text, values: values) }
+  package static func decodeStrictly(_ text: UnsafeRawBufferPointer) -> Result<Data, DecodingError>
+  {
+    values.withUnsafeBufferPointer { values in decodeStrictly(text, values: values) }
   }
 
   private static func decodeStrictly(

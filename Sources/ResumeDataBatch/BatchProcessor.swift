@@ -13,7 +13,7 @@ struct BatchProcessor: Sendable {
     case tooLong(Int)
   }
 
-  let settings: BatchSettings
+  let settings: BatchOptions
   /// The NDJSON input's name (`-` for standard input), echoed in every result.
   let input: String
 
@@ -58,7 +58,7 @@ struct BatchProcessor: Sendable {
     let file: String
     switch record.source {
     case .base64(let text, let column):
-      switch Base64Encoding.decode(text) {
+      switch Base64Groups.decode(text) {
       case .success(let decoded): blob = decoded
       case .failure(let error):
         // The column in the line when the string has no escapes; else the character in it.
@@ -73,8 +73,8 @@ struct BatchProcessor: Sendable {
       file = "blob"
     case .path(let path):
       // Only regular files: a FIFO or a device named by a record could block the stream forever.
-      do throws(CommandError) {
-        blob = try Files.read(
+      do throws(FileAccessError) {
+        blob = try FileAccess.read(
           path, limit: settings.maximumRecordBytes, regularFileOnly: true)
       } catch {
         return result.failed("unreadable", error.message, file: path)
@@ -82,10 +82,10 @@ struct BatchProcessor: Sendable {
       file = path
     }
     let resume: ResumeData
-    do throws(CommandError) {
-      resume = try ResumeInput.decode(blob, file: file)
+    do {
+      resume = try ResumeData(decoding: blob)
     } catch {
-      return result.failed(error)
+      return result.failed(OperationFailure(error), file: file)
     }
     result.describe(resume)
     let made: ResumeData
@@ -115,13 +115,13 @@ struct BatchProcessor: Sendable {
         made = conversion.blob
       }
     } catch {
-      return result.failed(CommandError.operation(error, file: file))
+      return result.failed(OperationFailure(error), file: file)
     }
     let bytes: Data
     do {
       bytes = try made.encoded(keepingUntouchedBytes: true)
     } catch {
-      return result.failed(CommandError.operation(error, file: file))
+      return result.failed(OperationFailure(error), file: file)
     }
     let findings = made.findings(temporaryDirectory: settings.temporaryDirectory)
     result.resumable = !findings.contains { $0.severity == .error }
@@ -131,8 +131,8 @@ struct BatchProcessor: Sendable {
     if settings.inPlace, case .path(let path) = record.source {
       // An untouched blob is its own bytes: nothing to replace, nothing to back up.
       if bytes != blob {
-        do throws(CommandError) {
-          try Files.replace(path, with: bytes, backup: settings.backup)
+        do throws(FileAccessError) {
+          try FileAccess.replace(path, with: bytes, backup: settings.backup)
         } catch {
           output.written = .absent
           result.output = output
@@ -234,14 +234,10 @@ private struct BatchResultObject {
       result: self, error: Failure(kind: kind, file: file, location: location, message: message))
   }
 
-  /// A failed record from a command error: malformed input, unreadable file or failed operation.
-  consuming func failed(_ error: CommandError) -> Finished {
-    let kind =
-      switch error.exitCode {
-      case .malformedInput: "malformed"
-      case .unreadableInput: "unreadable"
-      default: "failed"
-      }
+  /// A failed record from an error of decoding, changing or encoding the blob of `file` ("blob"
+  /// for one in the line).
+  consuming func failed(_ error: OperationFailure, file: String) -> Finished {
+    let kind = error.kind == .malformed ? "malformed" : "failed"
     // Spelled out in JSON, where a bare number could be anything.
     let location: String? =
       switch error.location {
@@ -249,7 +245,8 @@ private struct BatchResultObject {
       case .line(let line): "line \(line)"
       case .offset(let offset): "@\(offset)"
       }
-    let file = error.file == "blob" ? nil : error.file
+    // An edit's usage error names no file, as the command-line tool reports it.
+    let file = error.kind == .usage || file == "blob" ? nil : file
     return failed(kind, error.message, location: location, file: file)
   }
 

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import ResumeDataCLI
+@testable import ResumeDataBatch
 
 @Suite("Line reader: lines as ranges of shared chunks")
 struct LineReaderTests {

@@ -1,0 +1,392 @@
+import CXMLShim
+import Foundation
+import PropertyList
+import ResumeData
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The lines of `resumedata-bench batch` for each kind of blob a pipeline sees, and for a mix of
+/// them: records/s from a file, instructions per record counted by callgrind, and the floor each
+/// is measured against, counted and timed in the same run.
+enum BatchKinds {
+  /// What sets a kind's floor: the parser its blob cannot be read faster than.
+  enum Floor: String {
+    /// libxml2 alone, through the XML reader's shim, with callbacks that do nothing.
+    case xml
+    /// Our binary-plist check of the bytes and of each binary plist held in them as data.
+    case bplist
+  }
+
+  /// One kind of record: its blob, the repair target it is run with, and its floor.
+  struct Kind {
+    var name: String
+    var blob: Data
+    var target: String
+    var floor: Floor
+    /// The bytes the floor reads: the blob's, or for a conversion the blob it becomes.
+    var floorBytes: Data
+    var floorName: String
+  }
+
+  /// Instructions (callgrind's count) per operation, and operations per second on one thread.
+  struct Cost {
+    var instructions: Double?
+    var rate: Double
+  }
+
+  /// Records of a callgrind run.
+  static let defaultCallgrindRecords = 400
+
+  /// The kinds with a line of their own, and the four kinds of the mix (all for `ios13+`).
+  static func kinds(_ blobs: [(name: String, bytes: Data)]) throws -> (
+    lines: [Kind], mix: [Kind]
+  ) {
+    let v2 = blobs[0].bytes
+    let keyed = blobs[1].bytes
+    let network = blobs[2].bytes
+    // What the Network.framework blob becomes for iOS 13, and a blob repaired for iOS 10.0 (its
+    // requests in the `$N` layout), which iOS 13 needs back in the standard layout.
+    guard let converted = try ResumeData(decoding: network).repaired(for: .ios13Later).blob,
+      let ios10 = try ResumeData(decoding: keyed).repaired(for: .ios10Early).blob
+    else { throw CocoaError(.coderInvalidValue) }
+    let convertedBytes = try converted.encoded()
+    let ios10Bytes = try ios10.encoded()
+    let archiveFloor = "binary-plist check of the blob and its request archives"
+    let keyedKind = Kind(
+      name: "keyed-v5 untouched", blob: keyed, target: "ios13+", floor: .bplist, floorBytes: keyed,
+      floorName: archiveFloor)
+    let v2Kind = Kind(
+      name: "v2-xml untouched", blob: v2, target: "ios13+", floor: .xml, floorBytes: v2,
+      floorName: "libxml2 alone")
+    let networkKind = Kind(
+      name: "nw converted ios13+", blob: network, target: "ios13+", floor: .bplist,
+      floorBytes: convertedBytes, floorName: "binary-plist check of the keyed blob it becomes")
+    return (
+      [
+        keyedKind, v2Kind,
+        Kind(
+          name: "keyed-v5 repaired ios10.0-10.1", blob: keyed, target: "ios10.0-10.1",
+          floor: .bplist, floorBytes: keyed, floorName: archiveFloor),
+        networkKind,
+      ],
+      [
+        keyedKind, v2Kind,
+        Kind(
+          name: "v2 $N layout restored ios13+", blob: ios10Bytes, target: "ios13+", floor: .xml,
+          floorBytes: ios10Bytes, floorName: "libxml2 alone"),
+        networkKind,
+      ]
+    )
+  }
+
+  /// The mix's cycle of 40 lines: its four kinds 9 times each in turn, and 4 bad records (10 %):
+  /// base64 that is not, a line that is not a record, a truncated blob, a line that is not JSON.
+  static func mixCycle(_ mix: [Kind]) -> [(Int) -> String] {
+    let bad: [(Int) -> String] = [
+      { "{\"id\":\($0),\"blob\":\"QU=D\"}" },
+      { "{\"id\":\($0)}" },
+      BatchBenchmark.recordLine(mix[0].blob.prefix(1_000)),
+      { _ in "not a record" },
+    ]
+    var cycle: [(Int) -> String] = []
+    for index in 0..<36 {
+      cycle.append(BatchBenchmark.recordLine(mix[index % mix.count].blob))
+      if index % 9 == 8 { cycle.append(bad[index / 9]) }
+    }
+    return cycle
+  }
+
+  /// Prints the kind lines and the mixed line; the exit status.
+  static func run(
+    blobs: [(name: String, bytes: Data)], records: Int, callgrindRecords: Int, repeats: Int,
+    tool: String
+  ) -> Int32 {
+    let (lines, mix): (lines: [Kind], mix: [Kind])
+    do {
+      (lines, mix) = try kinds(blobs)
+    } catch {
+      printError("Error: could not build the blobs of each kind: \(describe(error))")
+      return 1
+    }
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "resumedata-batch-kinds-\(getpid())")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    guard
+      (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true))
+        != nil
+    else {
+      printError("Error: could not create \(directory.path)")
+      return 1
+    }
+    let counter = Callgrind(directory: directory, tool: tool)
+    if let missing = counter.missing {
+      print("# batch kinds: instructions not counted: \(missing)")
+    } else {
+      print(
+        "# batch kinds: instructions per record by callgrind (stripped copies), \(callgrindRecords)"
+          + " records less a run of none; records/s the fastest of \(repeats) runs from a file")
+    }
+    for kind in lines {
+      let count = kind.name.contains("untouched") ? records : max(1, records / 4)
+      guard
+        let measured = measure(
+          cycle: [BatchBenchmark.recordLine(kind.blob)], target: kind.target, count: count,
+          callgrindRecords: callgrindRecords, repeats: repeats, tool: tool, counter: counter,
+          directory: directory)
+      else { return 1 }
+      let floor = floorCost(kind, records: callgrindRecords, repeats: repeats, counter: counter)
+      print(
+        "batch kind \(padded(kind.name, 31)) --target \(padded(kind.target, 12)) file --jobs 1  "
+          + "\(grouped(measured.rates[1]!)) records/s  \(instructions(measured.instructions, per: "record"))"
+          + "  floor (\(kind.floorName)): \(instructions(floor.instructions, per: "read")), "
+          + "\(grouped(floor.rate))/s\(ratio(measured.instructions, floor.instructions))")
+    }
+    guard
+      let measured = measure(
+        cycle: mixCycle(mix), target: "ios13+", count: records, callgrindRecords: callgrindRecords,
+        repeats: repeats, tool: tool, counter: counter, directory: directory, jobs: [1, 2])
+    else { return 1 }
+    // The mix's floor: its kinds' floors in their proportions (a bad record's floor taken as 0).
+    let floors = mix.map {
+      floorCost($0, records: callgrindRecords, repeats: repeats, counter: counter)
+    }
+    let mixFloor: Double? =
+      floors.contains { $0.instructions == nil }
+      ? nil : floors.reduce(0) { $0 + $1.instructions! } * 0.9 / Double(floors.count)
+    let mixRate = 0.9 / floors.reduce(0) { $0 + 1 / $1.rate / Double(floors.count) }
+    print(
+      "batch mixed (4 kinds in equal parts, 10 % bad) --target ios13+ file --jobs 1  "
+        + "\(grouped(measured.rates[1]!)) records/s  --jobs 2  \(grouped(measured.rates[2]!)) "
+        + String(format: "records/s (scaling %.2fx)  ", measured.rates[2]! / measured.rates[1]!)
+        + "peak RSS \(String(format: "%.1f", Double(measured.peakKiB) / 1024)) MiB  "
+        + "\(instructions(measured.instructions, per: "record"))  floor (the kinds' floors in their "
+        + "proportions): \(instructions(mixFloor, per: "record")), \(grouped(mixRate))/s"
+        + ratio(measured.instructions, mixFloor))
+    return 0
+  }
+
+  /// What a run of `resumedata batch` over `count` lines of `cycle` measured.
+  struct Measured {
+    var rates: [Int: Double]
+    var peakKiB: Int
+    var instructions: Double?
+  }
+
+  /// Records/s of `batch --target target` over `count` lines of `cycle` in a file, with each
+  /// number of `jobs` (the fastest of `repeats` runs, taking turns), and instructions per record
+  /// over `callgrindRecords` of them; nil, after saying so, when a run failed.
+  static func measure(
+    cycle: [(Int) -> String], target: String, count: Int, callgrindRecords: Int, repeats: Int,
+    tool: String, counter: Callgrind, directory: URL, jobs: [Int] = [1]
+  ) -> Measured? {
+    let file = directory.appendingPathComponent("records.ndjson")
+    guard BatchBenchmark.writeLines(count, cycle: cycle, to: file) else {
+      printError("Error: could not write \(file.path)")
+      return nil
+    }
+    var fastest: [Int: DownloadBenchmark.Usage] = [:]
+    for _ in 0..<repeats {
+      for jobs in jobs {
+        guard
+          let usage = DownloadBenchmark.spawn([
+            tool, "batch", "--target", target, "--jobs", String(jobs), file.path,
+          ])
+        else {
+          printError("Error: could not run \(tool)")
+          return nil
+        }
+        if usage.wall < fastest[jobs]?.wall ?? .infinity { fastest[jobs] = usage }
+      }
+    }
+    var instructions: Double?
+    if counter.missing == nil {
+      guard BatchBenchmark.writeLines(callgrindRecords, cycle: cycle, to: file) else {
+        printError("Error: could not write \(file.path)")
+        return nil
+      }
+      instructions = counter.perRecord(
+        ["batch", "--target", target, "--jobs", "1"], records: callgrindRecords, file: file)
+    }
+    return Measured(
+      rates: fastest.mapValues { Double(count) / $0.wall },
+      peakKiB: fastest.values.map(\.peakKiB).max() ?? 0, instructions: instructions)
+  }
+
+  /// The floor of `kind`: instructions per read counted over `records` reads (this benchmark's
+  /// own `batch-floor`, under callgrind), and reads/s on this thread (the fastest of `repeats`).
+  static func floorCost(_ kind: Kind, records: Int, repeats: Int, counter: Callgrind) -> Cost {
+    let read = floorRead(kind.floor, kind.floorBytes)
+    let reads = 20_000
+    let clock = ContinuousClock()
+    var fastest = Double.infinity
+    for _ in 0..<repeats {
+      let start = clock.now
+      for _ in 0..<reads { read() }
+      fastest = min(fastest, seconds(clock.now - start))
+    }
+    var instructions: Double?
+    if counter.missing == nil {
+      let file = counter.directory.appendingPathComponent("floor.blob")
+      if (try? kind.floorBytes.write(to: file)) != nil {
+        instructions = counter.perRecord(
+          ["batch-floor", kind.floor.rawValue, file.path], records: records, file: nil,
+          executable: counter.bench)
+      }
+    }
+    return Cost(instructions: instructions, rate: Double(reads) / fastest)
+  }
+
+  /// One read of `bytes` at the floor: libxml2 alone, or our binary-plist check (the validating
+  /// view the pipeline reads archives through, which builds no values) of the bytes and of each
+  /// binary plist they hold as data (the request archives of a keyed blob).
+  static func floorRead(_ floor: Floor, _ bytes: Data) -> () -> Void {
+    switch floor {
+    case .xml:
+      return {
+        var handlers = CXMLShimHandlers(
+          startElement: { _, _, _, _, _ in 0 }, endElement: { _, _ in 0 },
+          characters: { _, _, _, _ in 0 }, error: { _, _, _, _ in })
+        let status = bytes.withUnsafeBytes { raw in
+          cxml_shim_parse(raw.baseAddress, raw.count, &handlers, nil)
+        }
+        blackHole(status)
+      }
+    case .bplist:
+      // The request archives, found once: the floor checks them, as a record's reading does, but
+      // finding them costs it nothing (the pipeline's view reads them in place). The same bytes
+      // twice are checked once, as the pipeline checks them.
+      var nested: [Data] = []
+      func collect(_ value: PropertyListValue) {
+        switch value {
+        case .dictionary(let dictionary): for (_, value) in dictionary { collect(value) }
+        case .array(let array): for value in array { collect(value) }
+        case .data(let data) where data.starts(with: Array("bplist00".utf8)):
+          if !nested.contains(data) { nested.append(data) }
+        default: break
+        }
+      }
+      if let value = try? BinaryPropertyListReader().read(bytes) { collect(value) }
+      let limits = PropertyListLimits.default
+      return {
+        for data in [bytes] + nested {
+          blackHole(try? BinaryPropertyListView(validating: data, limits: limits))
+        }
+      }
+    }
+  }
+
+  /// `resumedata-bench batch-floor xml|bplist FILE COUNT`: COUNT floor reads of the bytes of FILE,
+  /// for callgrind to count (not in the help: `batch` runs it).
+  static func runFloor(_ arguments: [String]) -> Int32 {
+    guard arguments.count == 3, let floor = Floor(rawValue: arguments[0]),
+      let bytes = FileManager.default.contents(atPath: arguments[1]),
+      let count = Int(arguments[2]), count >= 0
+    else {
+      return usageError(
+        "batch-floor needs xml or bplist, a file and a count",
+        hint: "resumedata-bench batch-floor xml|bplist FILE COUNT")
+    }
+    let read = floorRead(floor, bytes)
+    for _ in 0..<count { read() }
+    return 0
+  }
+
+  /// Instructions per record or read as text (`97.9K instructions/record`), or that there is no
+  /// count.
+  static func instructions(_ count: Double?, per unit: String) -> String {
+    guard let count else { return "instructions not counted" }
+    return String(format: "%.1fK instructions/%@", count / 1000, unit)
+  }
+
+  /// `  2.40x the floor`, when both are counted.
+  static func ratio(_ count: Double?, _ floor: Double?) -> String {
+    guard let count, let floor, floor > 0 else { return "" }
+    return String(format: "  %.2fx the floor", count / floor)
+  }
+}
+
+/// Instruction counts by callgrind, run on stripped copies of the tool and of this benchmark:
+/// valgrind 3.19 cannot read the debug information of a release build.
+struct Callgrind {
+  /// Where the copies and callgrind's output go.
+  let directory: URL
+  /// The stripped tool and benchmark.
+  let tool: String
+  let bench: String
+  private let valgrind: String?
+  /// Why nothing can be counted, when nothing can.
+  let missing: String?
+
+  init(directory: URL, tool: String) {
+    self.directory = directory
+    self.tool = directory.appendingPathComponent("resumedata").path
+    bench = directory.appendingPathComponent("resumedata-bench").path
+    valgrind = Self.executable("valgrind")
+    guard let valgrind, !valgrind.isEmpty else {
+      missing = "valgrind is not installed"
+      return
+    }
+    guard let strip = Self.executable("strip") else {
+      missing = "strip is not installed (callgrind needs a stripped copy of the release build)"
+      return
+    }
+    // This benchmark's own file, wherever it was started from.
+    let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+    let copies = [(tool, self.tool), (me, bench)]
+    for (source, copy) in copies {
+      guard (try? FileManager.default.copyItem(atPath: source, toPath: copy)) != nil,
+        chmod(copy, 0o755) == 0,
+        let usage = DownloadBenchmark.spawn([strip, copy]), usage.status == 0
+      else {
+        missing = "could not make a stripped copy of \(source)"
+        return
+      }
+    }
+    missing = nil
+  }
+
+  /// The first executable named `name` on `PATH`.
+  static func executable(_ name: String) -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    return path.split(separator: ":").map { "\($0)/\(name)" }.first {
+      access($0, X_OK) == 0
+    }
+  }
+
+  /// Instructions per record of `executable arguments FILE` (the tool by default): those of a
+  /// run over `file` (which holds `records` records), less those of a run over an empty file. For
+  /// `batch-floor` (`file` nil), the count `records` against a count of 0 instead.
+  func perRecord(
+    _ arguments: [String], records: Int, file: URL?, executable: String? = nil
+  ) -> Double? {
+    let empty = directory.appendingPathComponent("empty.ndjson")
+    _ = FileManager.default.createFile(atPath: empty.path, contents: Data())
+    let full = file.map { [$0.path] } ?? [String(records)]
+    let none = file == nil ? ["0"] : [empty.path]
+    guard let all = count([executable ?? tool] + arguments + full),
+      let base = count([executable ?? tool] + arguments + none)
+    else { return nil }
+    return Double(all - base) / Double(records)
+  }
+
+  /// Instructions callgrind counted over a run of `command`; nil if it failed.
+  func count(_ command: [String]) -> Int? {
+    guard let valgrind else { return nil }
+    let output = directory.appendingPathComponent("callgrind.out").path
+    try? FileManager.default.removeItem(atPath: output)
+    // `batch` exits 1 when a record failed, as those of the mix do.
+    guard
+      let usage = DownloadBenchmark.spawn(
+        [valgrind, "--tool=callgrind", "--callgrind-out-file=" + output] + command),
+      (usage.status >> 8) & 0xFF <= 1, usage.status & 0x7F == 0,
+      let text = try? String(contentsOfFile: output, encoding: .utf8)
+    else { return nil }
+    for line in text.split(separator: "\n")
+    where line.hasPrefix("summary:") || line.hasPrefix("totals:") {
+      if let total = Int(line.split(separator: " ").last ?? "") { return total }
+    }
+    return nil
+  }
+}

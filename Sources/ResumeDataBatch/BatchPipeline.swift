@@ -1,0 +1,480 @@
+import Dispatch
+import Foundation
+import PropertyList
+import ResumeData
+import Synchronization
+
+/// What a batch does to every record's blob, and the limits it keeps.
+public struct BatchOptions: Sendable {
+  /// What is done to every blob.
+  public enum Operation: Sendable, Equatable {
+    /// Diagnosed: a result's findings are those of `resumedata inspect`.
+    case diagnose
+    /// Repaired for a system, as `resumedata repair` does: the result holds the repaired blob.
+    case repair(RepairTarget)
+    /// Converted to a generation, as `resumedata convert` does (a container format and an
+    /// `NSURLSessionResumeInfoVersion` when given, else the conversion's defaults).
+    case convert(ResumeDataGeneration, format: PropertyListFormat?, infoVersion: Int?)
+  }
+
+  /// The default of `maximumRecordBytes`: 64 MiB.
+  public static let defaultMaximumRecordBytes = 64 << 20
+  /// The largest `maximumRecordBytes` allowed: 1 GiB, the most any file is read.
+  public static let maximumRecordBytesLimit = FileAccess.maximumInputSize
+
+  /// What is done to every blob.
+  public var operation: Operation
+  /// The directory holding the partial files a blob names (their sizes are checked), if any.
+  public var temporaryDirectory: URL?
+  /// Whether the blob made from a "path" record replaces its file (atomically) instead of going
+  /// into the result; a blob that comes out unchanged is not rewritten. Only with `repair` or
+  /// `convert`.
+  public var inPlace: Bool
+  /// With `inPlace`: whether the original is kept as `FILE.bak` first (a record whose `FILE.bak`
+  /// already holds something else fails rather than lose it).
+  public var backup: Bool
+  /// The longest record, or "path" file, accepted (from 1 to `maximumRecordBytesLimit`): a longer
+  /// one gets a `too-long` or `unreadable` result without being held in memory.
+  public var maximumRecordBytes: Int
+
+  /// Options for `operation`, with every other option at its default unless given.
+  public init(
+    operation: Operation = .diagnose, temporaryDirectory: URL? = nil, inPlace: Bool = false,
+    backup: Bool = false, maximumRecordBytes: Int = defaultMaximumRecordBytes
+  ) {
+    self.operation = operation
+    self.temporaryDirectory = temporaryDirectory
+    self.inPlace = inPlace
+    self.backup = backup
+    self.maximumRecordBytes = min(max(maximumRecordBytes, 1), Self.maximumRecordBytesLimit)
+  }
+}
+
+/// The result of one record: its line of JSON, as `resumedata batch` writes it (see
+/// docs/cli/batch.md), and whether the record was ok.
+public struct BatchResult: Sendable, Equatable {
+  /// The record's number in its input, from 1.
+  public var line: Int
+  /// Whether the record was ok: read, decoded and done with, not refused.
+  public var ok: Bool
+  /// The result's JSON object, one line of UTF-8 without its line break.
+  public var json: Data
+
+  /// A result of record `line`.
+  public init(line: Int, ok: Bool, json: Data) {
+    self.line = line
+    self.ok = ok
+    self.json = json
+  }
+}
+
+/// An input of NDJSON that could not be opened or read to its end. The records read before a read
+/// failed have their results all the same.
+public struct BatchInputError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// What went wrong (`cannot open: …`, `is a directory`, `cannot read: …`).
+  public var message: String
+  /// The input's name: its path, or `-` for standard input.
+  public var file: String
+
+  /// An error reading `file`.
+  public init(_ message: String, file: String) {
+    self.message = message
+    self.file = file
+  }
+
+  /// `FILE: message`.
+  public var description: String { "\(file): \(message)" }
+}
+
+/// The pipeline of `resumedata batch`, to run in-process: each record, a line of NDJSON
+/// (`{"id": …, "blob": "<base64>"}` or `{"id": …, "path": "FILE"}`), is read, its blob decoded,
+/// diagnosed, repaired or converted, and answered by one line of JSON, in input order, whatever
+/// the number of jobs. A record that fails gets an error result and the run goes on.
+///
+/// Records are processed on `jobs` threads of their own, a window of lines at a time: memory stays
+/// bounded however long the input is.
+public struct BatchPipeline: Sendable {
+  /// Most jobs run at once.
+  public static let maximumJobs = 256
+
+  /// What is done to every record.
+  public var options: BatchOptions
+  /// The input's name, echoed in every result's `input` (`-` for standard input).
+  public var inputName: String
+  /// Records processed at once, from 1 to `maximumJobs`.
+  public var jobs: Int
+
+  /// A pipeline doing `options` to every record of the input named `inputName`, on `jobs` threads
+  /// (by default, one for each core; clamped to 1…`maximumJobs`).
+  public init(options: BatchOptions, inputName: String = "-", jobs: Int? = nil) {
+    self.options = options
+    self.inputName = inputName
+    self.jobs = min(
+      max(jobs ?? ProcessInfo.processInfo.activeProcessorCount, 1), Self.maximumJobs)
+  }
+
+  /// Processes one record on the calling thread.
+  ///
+  /// - Parameters:
+  ///   - record: the record's line of JSON, without its line break.
+  ///   - line: the record's number in its input, from 1, echoed in its result.
+  /// - Returns: the record's result.
+  public func process(_ record: Data, line: Int) -> BatchResult {
+    let processor = BatchProcessor(settings: options, input: inputName)
+    var output = JSONLine(capacity: record.count + 768)
+    let ok: Bool
+    if record.count > options.maximumRecordBytes {
+      ok = processor.process(.tooLong(record.count), line: line, into: &output)
+    } else {
+      ok = record.withUnsafeBytes { bytes in
+        processor.process(.text(bytes.bindMemory(to: UInt8.self)), line: line, into: &output)
+      }
+    }
+    return BatchResult(line: line, ok: ok, json: output.finish().dropLast())
+  }
+
+  /// Processes every record of `records` (each a line of JSON without its line break), numbered
+  /// from 1, and hands their results to `body` one by one, in order, on the calling thread.
+  ///
+  /// - Returns: whether every record was ok.
+  @discardableResult
+  public func forEachResult(of records: some Sequence<Data>, _ body: (BatchResult) -> Void)
+    -> Bool
+  {
+    var iterator = records.makeIterator()
+    let limit = options.maximumRecordBytes
+    return drive(
+      readLine: { window in
+        guard let record = iterator.next() else { return false }
+        window.append(record: record, limit: limit)
+        return true
+      },
+      deliver: { run in
+        var line = run.firstLine
+        var start = run.lines.startIndex
+        // A result line holds no raw line break (JSON escapes them in strings): each one ends one.
+        while let end = run.lines[start...].firstIndex(of: UInt8(ascii: "\n")) {
+          let ok = run.failures & (1 << (line - run.firstLine)) == 0
+          body(BatchResult(line: line, ok: ok, json: Data(run.lines[start..<end])))
+          start = end + 1
+          line += 1
+        }
+      })
+  }
+
+  /// The results of every record of `records` (each a line of JSON without its line break),
+  /// numbered from 1, in order.
+  public func results(of records: some Sequence<Data>) -> [BatchResult] {
+    var results: [BatchResult] = []
+    forEachResult(of: records) { results.append($0) }
+    return results
+  }
+
+  /// Processes every line of NDJSON that `readPart` reads and hands the result lines, each with its
+  /// line break, to `write` in input order, a run of lines at a time, on the calling thread.
+  ///
+  /// - Parameters:
+  ///   - readPart: reads the next bytes of the input into the buffer it is given, at most its
+  ///     size; returns how many, 0 at the end.
+  ///   - write: takes the next result lines.
+  /// - Returns: whether every record was ok.
+  /// - Throws: `BatchInputError` when `readPart` throws, after the results of every line read
+  ///   before were written.
+  public func run(
+    readingWith readPart: @escaping (UnsafeMutableRawBufferPointer) throws -> Int,
+    write: (Data) -> Void
+  ) throws(BatchInputError) -> Bool {
+    var reader = LineReader(maximumLength: options.maximumRecordBytes, readPart: readPart)
+    var readError: (any Error)?
+    let allOk = drive(
+      readLine: { window in
+        do {
+          guard let line = try reader.next() else { return false }
+          window.append(line)
+          return true
+        } catch {
+          readError = error
+          return false
+        }
+      },
+      deliver: { write($0.lines) })
+    if let readError {
+      throw BatchInputError("cannot read: \(readError.localizedDescription)", file: inputName)
+    }
+    return allOk
+  }
+
+  /// Processes every line of the NDJSON file at `path` (`run(readingWith:write:)`).
+  ///
+  /// - Throws: `BatchInputError` when the file cannot be opened, is a directory, or cannot be
+  ///   read to its end (after the results of every line read before were written).
+  public func run(contentsOf path: String, write: (Data) -> Void) throws(BatchInputError) -> Bool {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      throw BatchInputError("cannot open: \(String(cString: strerror(errno)))", file: path)
+    }
+    defer { close(descriptor) }
+    var status = stat()
+    if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+      throw BatchInputError("is a directory", file: path)
+    }
+    return try run(
+      readingWith: { buffer in try FileAccess.read(descriptor, into: buffer) }, write: write)
+  }
+
+  /// Lines read before a window is queued: few enough to bound memory, many enough that reading
+  /// and writing a window cost little against processing it.
+  var windowLines: Int { 256 * jobs }
+  /// Bytes of lines after which a window is queued even if it has fewer lines.
+  static let windowBytes = 32 << 20
+
+  /// Reads windows of lines with `readLine` (which appends one line to the window, or returns
+  /// false at the end of the input), processes each on `jobs` threads and hands their runs'
+  /// results to `deliver` in input order: at most three windows are held at once (one being read,
+  /// two being processed, the older then delivered), each at most `windowLines` lines and
+  /// `windowBytes` bytes of them.
+  ///
+  /// - Returns: whether every record was ok.
+  private func drive(
+    readLine: (inout LineWindow) -> Bool, deliver: (RunResult) -> Void
+  ) -> Bool {
+    var allOk = true
+    var lineNumber = 0
+    // While two windows are processed, the next is read; then the older is waited for and
+    // delivered. Two in flight, so that the threads go straight on to the newer window while the
+    // older one's last records finish, and while this thread reads (it shares the cores).
+    var inFlight: [WindowInFlight] = []
+    let work = BatchWork(
+      processor: BatchProcessor(settings: options, input: inputName), threads: jobs)
+    // The threads stop when the input is done, however this ends.
+    defer { work.finish() }
+    func deliverOldest() {
+      for run in inFlight.removeFirst().results() {
+        deliver(run)
+        allOk = allOk && run.failures == 0
+      }
+    }
+    while true {
+      var window = LineWindow()
+      var more = true
+      while window.count < windowLines, window.bytes < Self.windowBytes {
+        more = readLine(&window)
+        if !more { break }
+      }
+      if inFlight.count == 2 { deliverOldest() }
+      let count = window.count
+      if count > 0 {
+        inFlight.append(work.add(window, firstLine: lineNumber + 1))
+      }
+      lineNumber += count
+      if !more {
+        while !inFlight.isEmpty { deliverOldest() }
+        return allOk
+      }
+    }
+  }
+}
+
+/// A run of consecutive records done: their result lines, the first one's number, and a bit set
+/// for each that failed (bit 0 for the first: a run has at most `WindowInFlight.longestRun`).
+struct RunResult {
+  var lines: Data
+  var firstLine: Int
+  var failures: UInt64
+}
+
+/// Lines read for one window: ranges of the chunks they were read into, or records handed in
+/// whole.
+struct LineWindow {
+  private enum Held {
+    /// A range of the chunk at an index of `chunks`.
+    case chunk(Int, Range<Int>)
+    /// The record at an index of `records`.
+    case record(Int)
+    /// A line over the limit: its length.
+    case tooLong(Int)
+  }
+
+  /// The chunks the lines are in, in reading order.
+  private var chunks: [ReadChunk] = []
+  private var records: [Data] = []
+  private var lines: [Held] = []
+  /// Bytes of the lines.
+  private(set) var bytes = 0
+
+  /// Lines in the window.
+  var count: Int { lines.count }
+
+  /// Adds the next line read.
+  mutating func append(_ line: LineReader.Line) {
+    switch line {
+    case .text(let chunk, let range):
+      if chunks.last !== chunk { chunks.append(chunk) }
+      lines.append(.chunk(chunks.count - 1, range))
+      bytes += range.count
+    case .tooLong(let length):
+      lines.append(.tooLong(length))
+    }
+  }
+
+  /// Adds a record handed in whole, or its length when it is longer than `limit` bytes.
+  mutating func append(record: Data, limit: Int) {
+    guard record.count <= limit else { return lines.append(.tooLong(record.count)) }
+    records.append(record)
+    lines.append(.record(records.count - 1))
+    bytes += record.count
+  }
+
+  /// The bytes of line `index` held (none for a line too long).
+  func heldBytes(_ index: Int) -> Int {
+    switch lines[index] {
+    case .chunk(_, let range): range.count
+    case .record(let record): records[record].count
+    case .tooLong: 0
+    }
+  }
+
+  /// Runs `body` with line `index`, as the processor takes it.
+  func withLine<Result>(_ index: Int, _ body: (BatchProcessor.Line) -> Result) -> Result {
+    switch lines[index] {
+    case .chunk(let chunk, let range): body(.text(chunks[chunk].bytes(range)))
+    case .record(let record):
+      records[record].withUnsafeBytes { body(.text($0.bindMemory(to: UInt8.self))) }
+    case .tooLong(let length): body(.tooLong(length))
+    }
+  }
+}
+
+/// The records of the windows in flight, and the threads that process them: `threads` of them
+/// for the whole run, each taking the next run of records in input order, from one window and then
+/// the next, so that no thread waits at a window's end while another still has records.
+private final class BatchWork: @unchecked Sendable {
+  private let processor: BatchProcessor
+  private let threads: Int
+  // Guards everything below it.
+  private let condition = NSCondition()
+  // The windows with records not yet taken, oldest first, and the next run of the first.
+  private var windows: [WindowInFlight] = []
+  private var next = 0
+  private var finished = false
+  private let threadsDone = DispatchGroup()
+
+  init(processor: BatchProcessor, threads: Int) {
+    self.processor = processor
+    self.threads = threads
+    // Threads of their own rather than blocks on a shared dispatch queue, whose pool may run
+    // fewer of them at once than were asked for.
+    for _ in 0..<threads {
+      threadsDone.enter()
+      let thread = Thread { [self] in
+        while let (window, run) = take() {
+          window.store(window.process(run, with: processor), at: run)
+        }
+        threadsDone.leave()
+      }
+      thread.start()
+    }
+  }
+
+  /// Queues a window's lines; its results come from `results()` on the window returned.
+  func add(_ lines: LineWindow, firstLine: Int) -> WindowInFlight {
+    let window = WindowInFlight(lines, firstLine: firstLine, threads: threads)
+    condition.withLock {
+      windows.append(window)
+      condition.broadcast()
+    }
+    return window
+  }
+
+  /// Lets the threads end once every queued record is done, and waits for them.
+  func finish() {
+    condition.withLock {
+      finished = true
+      condition.broadcast()
+    }
+    threadsDone.wait()
+  }
+
+  /// The next run of records to process, waiting for one; nil once finished and none is left.
+  private func take() -> (WindowInFlight, Int)? {
+    condition.lock()
+    defer { condition.unlock() }
+    while windows.isEmpty, !finished { condition.wait() }
+    guard let window = windows.first else { return nil }
+    let run = next
+    next += 1
+    if next == window.runs {
+      windows.removeFirst()
+      next = 0
+    }
+    return (window, run)
+  }
+}
+
+/// A window being processed, in runs of consecutive records: each thread writes the results of
+/// the runs it took into one buffer a run, and the reader takes them all, in order, once the last
+/// is stored.
+private final class WindowInFlight: @unchecked Sendable {
+  /// Most records in a run: each has a bit of `RunResult.failures`.
+  static let longestRun = 16
+
+  private let lines: LineWindow
+  private let firstLine: Int
+  /// Records in each run but perhaps the last.
+  private let runLength: Int
+  /// Runs in the window.
+  let runs: Int
+  private let done = DispatchSemaphore(value: 0)
+  private let remaining: Atomic<Int>
+  // Each slot is written by one thread (the one that took its run) and read only after the last
+  // store, whose decrement and signal order every write before the reads.
+  private let slots: UnsafeMutableBufferPointer<RunResult?>
+
+  init(_ lines: LineWindow, firstLine: Int, threads: Int) {
+    // Runs long enough that a thread takes the lock, and a buffer is made and written, once per
+    // many records; short enough that every thread gets several runs of a small window.
+    runLength = max(1, min(Self.longestRun, lines.count / (threads * 4)))
+    runs = (lines.count + runLength - 1) / runLength
+    self.lines = lines
+    self.firstLine = firstLine
+    remaining = Atomic(runs)
+    slots = .allocate(capacity: runs)
+    slots.initialize(repeating: nil)
+  }
+
+  deinit {
+    slots.deinitialize()
+    slots.deallocate()
+  }
+
+  /// Processes the records of run `run`: their result lines, and which failed.
+  func process(_ run: Int, with processor: BatchProcessor) -> RunResult {
+    let first = run * runLength
+    let end = min(first + runLength, lines.count)
+    // Room for the lines as long as the records, and their other fields: a blob's base64 comes out
+    // about as long as it went in.
+    var room = 0
+    for index in first..<end { room += lines.heldBytes(index) + 768 }
+    var output = JSONLine(capacity: room)
+    var failures: UInt64 = 0
+    for index in first..<end {
+      let ok = lines.withLine(index) { line in
+        processor.process(line, line: firstLine + index, into: &output)
+      }
+      if !ok { failures |= 1 << (index - first) }
+    }
+    return RunResult(lines: output.finish(), firstLine: firstLine + first, failures: failures)
+  }
+
+  func store(_ result: RunResult, at run: Int) {
+    slots[run] = result
+    if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.signal() }
+  }
+
+  /// Waits for the window to be done and returns its runs' results in line order.
+  func results() -> [RunResult] {
+    done.wait()
+    // Every run was taken by exactly one thread.
+    return slots.compactMap { $0 }
+  }
+}
