@@ -27,7 +27,8 @@ enum DownloadBenchmark {
     OPTIONS:
       --url <url>             A file to fetch (repeatable).
       --tool <path>           The resumedata executable (default: next to this benchmark).
-      --floor <path>          The urlsession-floor executable (default: none, no floor line).
+      --floor <path>          The urlsession-floor executable (default: none, no floor lines): run
+                              discarding the bytes (floor) and writing them to a file (floorw).
       --aria2 <path>          aria2c, run as `aria2c -x N -s N` with N the connections, and
                               again with `-k 1M` (aria2k: its smallest piece at ours; by
                               default it splits none below 20 MiB) (default: none, no aria2
@@ -112,7 +113,12 @@ enum DownloadBenchmark {
       let viaAria2 = ["aria2", "aria2k"].map {
         outputDirectory.appendingPathComponent("\($0)-\(name)").path
       }
-      if let floor { contenders.append(("floor", [floor, url])) }
+      let floorOutput = outputDirectory.appendingPathComponent("floorw-\(name)").path
+      if let floor {
+        contenders.append(("floor", [floor, url]))
+        // The same, writing every chunk to a file: the floor under any download that keeps it.
+        contenders.append(("floorw", [floor, url, floorOutput]))
+      }
       if let aria2 {
         // As asked for (`-x N -s N`), and with aria2's smallest piece at ours (1 MiB): by default
         // aria2 splits no piece below 20 MiB, so it uses fewer connections on smaller files.
@@ -166,7 +172,7 @@ enum DownloadBenchmark {
         }
         try? FileManager.default.removeItem(atPath: theirs)
         try? FileManager.default.removeItem(atPath: ours)
-        for path in viaAria2 { try? FileManager.default.removeItem(atPath: path) }
+        for path in viaAria2 + [floorOutput] { try? FileManager.default.removeItem(atPath: path) }
         if !ok { break }
       }
       for contender in contenders {
@@ -177,7 +183,8 @@ enum DownloadBenchmark {
             padded(contender.label, 6), usage.wall, usage.cpu, Double(usage.peakKiB) / 1024))
       }
       let pairs = [
-        ("ours", "curl"), ("floor", "curl"), ("ours", "floor"), ("aria2", "curl"),
+        ("ours", "curl"), ("floor", "curl"), ("ours", "floor"), ("ours", "floorw"),
+        ("aria2", "curl"),
         ("ours", "aria2"), ("ours", "aria2k"),
       ]
       for (top, bottom) in pairs {
