@@ -208,7 +208,7 @@ public actor Download {
             validator == nil
             ? "no ETag or Last-Modified was recorded, so the partial file cannot be trusted"
             : "the request's own range cannot be continued"
-          if let failure = restart(file, reason) { return failure }
+          if let failure = startOver(reason, truncate: file.truncate) { return failure }
           continue
         }
       } else if let requestRange {
@@ -247,7 +247,7 @@ public actor Download {
         guard restarts <= 3 else {
           return await failed(DownloadError(.badPartialResponse, "\(reason) (after 3 restarts)"))
         }
-        if let failure = restart(file, reason) { return failure }
+        if let failure = startOver(reason, truncate: file.truncate) { return failure }
       case .failed(let error):
         if transfer.learned.restartReason != nil { restarts += 1 }
         attempt += 1
@@ -275,7 +275,7 @@ public actor Download {
     case finished
     /// The probe's answer does not allow segments.
     case fallback(String)
-    /// It failed this many times in a row without a byte.
+    /// It failed `retry.maximumAttempts` times in a row without a byte; the last error.
     case gaveUp(DownloadError)
   }
 
@@ -308,7 +308,7 @@ public actor Download {
         reason = "the partial file is longer than the segment map's \(known.total) bytes"
       }
       if let reason {
-        if let failure = restartSegments(file, reason) { return .ended(failure) }
+        if let failure = startOver(reason, truncate: file.truncate) { return .ended(failure) }
         map = nil
         continue
       }
@@ -369,7 +369,7 @@ public actor Download {
           return .ended(
             await failed(DownloadError(.badPartialResponse, "\(reason) (after 3 restarts)")))
         }
-        if let failure = restartSegments(file, reason) { return .ended(failure) }
+        if let failure = startOver(reason, truncate: file.truncate) { return .ended(failure) }
       case nil:
         var error = DownloadError(.network, "every connection ended before the file was complete")
         for case .gaveUp(let last) in ends { error = last }
@@ -504,21 +504,6 @@ public actor Download {
     if let url = fetcher?.url { record.current.url = url.absoluteString }
   }
 
-  /// Empties the partial file and forgets its segments, to start over.
-  private func restartSegments(_ file: SegmentFile, _ reason: String) -> DownloadResult? {
-    do {
-      try file.truncate()
-    } catch {
-      return .failed(error, resumeData: nil)
-    }
-    book = nil
-    record.entityTag = nil
-    record.lastModified = nil
-    total = nil
-    eventSink.yield(.restarted(reason: reason))
-    return nil
-  }
-
   /// The complete file of a segmented run: its digest (what was not digested as it arrived is
   /// read back in order), then into place.
   private func finishSegments(_ file: SegmentFile, total: Int64) async -> DownloadResult {
@@ -536,21 +521,27 @@ public actor Download {
     while !Task.isCancelled {
       try? await Task.sleep(for: .milliseconds(100))
       if Task.isCancelled { return }
-      if configuration.releasesFreeMemory { Allocator.releaseFreeMemory() }
       fetcher.failStalled(after: configuration.stallTimeout)
       learnSegments()
-      let now = ContinuousClock.now
-      reportProgress(now)
       // The map is persisted only once the probe's answer set it up (the probe persisted it
-      // first), then every persist interval while bytes arrive.
-      let bytes = book.bytesOnDisk
-      if configuration.stateFile != nil, book.map != nil,
-        lastPersist.map({ now - $0.instant >= configuration.persistInterval && $0.bytes != bytes })
-          ?? true
-      {
-        lastPersist = (now, bytes)
-        persistInBackground()
-      }
+      // first).
+      housekeeping(bytes: book.bytesOnDisk, mayPersist: book.map != nil)
+    }
+  }
+
+  /// What every watchdog tick does: hands freed memory back, reports progress, and brings the
+  /// state file up to date, at once the first time `mayPersist` holds, then every persist interval
+  /// while bytes arrive.
+  private func housekeeping(bytes: Int64, mayPersist: Bool) {
+    if configuration.releasesFreeMemory { Allocator.releaseFreeMemory() }
+    let now = ContinuousClock.now
+    reportProgress(now)
+    if configuration.stateFile != nil, mayPersist,
+      lastPersist.map({ now - $0.instant >= configuration.persistInterval && $0.bytes != bytes })
+        ?? true
+    {
+      lastPersist = (now, bytes)
+      persistInBackground()
     }
   }
 
@@ -560,13 +551,17 @@ public actor Download {
     return entityTag
   }
 
-  /// Empties the partial file to start over; a failure result when that is impossible.
-  private func restart(_ file: PartialFile, _ reason: String) -> DownloadResult? {
+  /// Empties the partial file (with `truncate`) and forgets the version it held, its segments
+  /// included, to start over; a failure result when that is impossible.
+  private func startOver(
+    _ reason: String, truncate: () throws(DownloadError) -> Void
+  ) -> DownloadResult? {
     do {
-      try file.truncate()
+      try truncate()
     } catch {
       return .failed(error, resumeData: nil)
     }
+    book = nil
     record.entityTag = nil
     record.lastModified = nil
     total = nil
@@ -597,9 +592,7 @@ public actor Download {
       // no watching (the delegate queue holds URLSession back).
       try? await Task.sleep(for: .milliseconds(100))
       if Task.isCancelled { return }
-      if configuration.releasesFreeMemory { Allocator.releaseFreeMemory() }
-      let now = ContinuousClock.now
-      if now - transfer.lastByte > configuration.stallTimeout {
+      if ContinuousClock.now - transfer.lastByte > configuration.stallTimeout {
         transfer.stop(
           .failed(
             DownloadError(
@@ -608,17 +601,9 @@ public actor Download {
       }
       // What the response told (validators, redirects, length) goes into what is persisted.
       learn(transfer.learned)
-      reportProgress(now)
-      // The first bytes are persisted at once (a kill a moment later still resumes), then the
-      // state file follows every persist interval while bytes arrive.
-      if configuration.stateFile != nil, let file, file.length > 0,
-        lastPersist.map({
-          now - $0.instant >= configuration.persistInterval && $0.bytes != file.length
-        }) ?? true
-      {
-        lastPersist = (now, file.length)
-        persistInBackground()
-      }
+      // The first bytes are persisted at once (a kill a moment later still resumes).
+      let bytes = file?.length ?? 0
+      housekeeping(bytes: bytes, mayPersist: bytes > 0)
     }
   }
 

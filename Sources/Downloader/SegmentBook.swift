@@ -64,14 +64,22 @@ final class SegmentBook: Sendable {
 
   /// Sets up the schedule from the first response and lets the other connections start.
   func prepare(_ schedule: SegmentSchedule, identity: Identity) {
-    let waiting = state.withLock { state in
+    settle(true) { state in
       state.schedule = schedule
       state.identity = identity
-      state.ready = true
+    }
+  }
+
+  /// Decides whether the schedule is set up (the first decision stands), after `change`, and
+  /// wakes whoever waits for it.
+  private func settle(_ ready: Bool, after change: (inout State) -> Void = { _ in }) {
+    let waiting = state.withLock { state in
+      change(&state)
+      if state.ready == nil { state.ready = ready }
       defer { state.waiting = [] }
       return state.waiting
     }
-    for continuation in waiting { continuation.resume(returning: true) }
+    for continuation in waiting { continuation.resume(returning: ready) }
   }
 
   /// Waits until the schedule is set up (true) or the run ends without one (false).
@@ -89,25 +97,17 @@ final class SegmentBook: Sendable {
   /// Returns whether this was the first reason.
   @discardableResult
   func stop(_ reason: Stop) -> Bool {
-    let (first, waiting) = state.withLock { state in
-      let first = state.stop == nil
+    var first = false
+    settle(false) { state in
+      first = state.stop == nil
       if first { state.stop = reason }
-      if state.ready == nil { state.ready = false }
-      defer { state.waiting = [] }
-      return (first, state.waiting)
     }
-    for continuation in waiting { continuation.resume(returning: false) }
     return first
   }
 
   /// Ends the wait for a schedule that will not come (the first response did not allow one).
   func abandon() {
-    let waiting = state.withLock { state in
-      if state.ready == nil { state.ready = false }
-      defer { state.waiting = [] }
-      return state.waiting
-    }
-    for continuation in waiting { continuation.resume(returning: false) }
+    settle(false)
   }
 
   /// A segment for `worker` (see `SegmentSchedule.assign`): its start, and the range to ask for.

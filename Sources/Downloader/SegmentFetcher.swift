@@ -195,8 +195,10 @@ final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendabl
       }), exchange.writing, exchange.outcome == nil
     else { return }
     let claim = book.claim(exchange.start, worker: exchange.worker, count: data.count)
-    var complete = book.isDone(exchange.start)
-    if claim.count > 0 {
+    var complete = false
+    if claim.count == 0 {
+      complete = book.isDone(exchange.start)
+    } else {
       let failure = data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> DownloadError? in
         do throws(DownloadError) {
           try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<claim.count]), at: claim.offset)
@@ -208,7 +210,7 @@ final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendabl
       if let error = failure {
         book.stop(.failed(error))
         end(id, .failed(error))
-        cancel(dataTask)
+        HTTPExchange.cancelElsewhere(dataTask)
         return
       }
       complete = book.commit(exchange.start, through: claim.offset + Int64(claim.count))
@@ -217,7 +219,7 @@ final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     // or the run is stopping: this connection's part is over.
     if complete || claim.count < data.count {
       end(id, complete ? .done : .stopped)
-      cancel(dataTask)
+      HTTPExchange.cancelElsewhere(dataTask)
     }
   }
 
@@ -387,9 +389,5 @@ final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     state.withLock { state in
       if state.exchanges[id]?.outcome == nil { state.exchanges[id]?.outcome = outcome }
     }
-  }
-
-  private func cancel(_ task: URLSessionTask) {
-    HTTPExchange.cancelElsewhere(task)
   }
 }
