@@ -293,6 +293,37 @@ enum BatchKinds {
     return 0
   }
 
+  /// `resumedata-bench batch-records DIRECTORY COUNT`: COUNT records of each kind line and of the
+  /// mix, one NDJSON file each (`kind-1.ndjson` … in the order of the lines, `mix.ndjson`), for
+  /// profiling one kind by hand (not in the help).
+  static func runRecords(_ arguments: [String]) -> Int32 {
+    guard arguments.count == 2, let count = Int(arguments[1]), count > 0 else {
+      return usageError(
+        "batch-records needs a directory and a count",
+        hint: "resumedata-bench batch-records DIRECTORY COUNT")
+    }
+    do {
+      let (lines, mix) = try kinds(try BatchBenchmark.makeBlobs())
+      let directory = URL(fileURLWithPath: arguments[0])
+      for (index, kind) in lines.enumerated() {
+        let file = directory.appendingPathComponent("kind-\(index + 1).ndjson")
+        guard
+          BatchBenchmark.writeLines(count, cycle: [BatchBenchmark.recordLine(kind.blob)], to: file)
+        else { throw CocoaError(.fileWriteUnknown) }
+        print("\(file.path): \(kind.name) --target \(kind.target)")
+      }
+      let file = directory.appendingPathComponent("mix.ndjson")
+      guard BatchBenchmark.writeLines(count, cycle: mixCycle(mix), to: file) else {
+        throw CocoaError(.fileWriteUnknown)
+      }
+      print("\(file.path): mix --target ios13+")
+    } catch {
+      printError("Error: could not write the records: \(describe(error))")
+      return 1
+    }
+    return 0
+  }
+
   /// Instructions per record or read as text (`97.9K instructions/record`), or that there is no
   /// count.
   static func instructions(_ count: Double?, per unit: String) -> String {

@@ -107,6 +107,9 @@ func runMain(_ arguments: [String]) -> Int32 {
   case "batch-floor":
     // Not in the help: `batch` runs it under callgrind to count a floor's instructions.
     return BatchKinds.runFloor(rest)
+  case "batch-records":
+    // Not in the help: the records of each kind of `batch`, for profiling one by hand.
+    return BatchKinds.runRecords(rest)
   default:
     return usageError(
       "unknown subcommand '\(subcommand)'", hint: "resumedata-bench <subcommand> [options]")

@@ -17,6 +17,8 @@ package struct KeyedArchiveView {
   private let envelope: Int
   private let objectsArray: Int
   private let top: Int
+  /// The `$top` dictionary, as an object of the plist.
+  package var topDictionary: Int { top }
   /// The number of objects in `$objects`.
   package let count: Int
   private let rootName: RootName

@@ -63,7 +63,7 @@ public struct URLRequestArchive: Sendable, Hashable {
   private let slotUIDs: [UInt64]
   private let storage: LazyKeyedArchive
   // The typed fields read from the bytes, when the request was read on the fast path.
-  private let fast: FastFields?
+  let fast: FastFields?
 
   /// Reads a request archive (the bytes of a `NSURLSessionResumeCurrentRequest` value, say).
   ///

@@ -88,8 +88,10 @@ public struct BinaryObjects {
     contents(object).count
   }
 
+  /// The object the reference at `position` of a container's references refers to, `start` being
+  /// where they start (`contents`): an array's elements, or a dictionary's keys then its values.
   @inlinable @inline(__always)
-  func reference(_ start: Int, _ position: Int) -> Int {
+  public func reference(_ start: Int, _ position: Int) -> Int {
     let at = start &+ position &* referenceWidth
     switch referenceWidth {
     case 1: return Int(base.load(fromByteOffset: at, as: UInt8.self))

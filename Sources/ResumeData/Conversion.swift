@@ -101,7 +101,8 @@ extension ResumeData {
         }
         if container == .xml {
           written = ResumeData(
-            writtenAsXML: dictionary, data: bytes, limits: KeyedArchiveLimits.default.propertyList)
+            writtenAsXML: dictionary, data: bytes, limits: KeyedArchiveLimits.default.propertyList,
+            requestsOf: self)
         }
       } else {
         let pairs = notes.keyedPairs(dictionary)

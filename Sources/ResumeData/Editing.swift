@@ -230,7 +230,7 @@ extension ResumeData {
     let rewritten = try rewriteRequests { index, bytes in
       let request = try decoded[index] ?? URLRequestArchive(decoding: bytes)
       guard request.layout != layout else { return nil }
-      return try request.converted(to: layout).encoded()
+      return try request.encodedConverted(to: layout)
     }
     return rewritten.map { key in
       Finding(

@@ -260,7 +260,10 @@ public struct ResumeData: Sendable, Hashable {
   /// the reader's limits are far off; the dictionary must hold a resume-data key, as a plain blob
   /// does. Converting to v1, v2 or v4 read its own output back, which cost a v2 conversion a
   /// sixth of a record.
-  init?(writtenAsXML dictionary: PropertyListDictionary, data: Data, limits: PropertyListLimits) {
+  init?(
+    writtenAsXML dictionary: PropertyListDictionary, data: Data, limits: PropertyListLimits,
+    requestsOf source: ResumeData? = nil
+  ) {
     var budget = (
       objects: limits.maximumObjectCount / 2, longestValue: limits.maximumValueLength / 2
     )
@@ -277,7 +280,7 @@ public struct ResumeData: Sendable, Hashable {
     nestedStorage = []
     container = .xmlPlist
     generation = Self.plainGeneration(top)
-    refreshRequests()
+    refreshRequests(reusing: source)
   }
 
   /// `value` as the XML reader reads it back from the writer's XML (its dictionaries' keys
@@ -568,9 +571,26 @@ public struct ResumeData: Sendable, Hashable {
   /// Decodes the requests again after an edit.
   ///
   /// - Parameter eagerly: decode the request archives in full rather than read them in place.
-  mutating func refreshRequests(eagerly: Bool = false) {
+  mutating func refreshRequests(eagerly: Bool = false, reusing source: ResumeData? = nil) {
     let currentBytes = data(ResumeDataKey.currentRequest)
     let originalBytes = data(ResumeDataKey.originalRequest)
+    // A blob made from another (a conversion) mostly carries its request archives over unchanged:
+    // the same bytes decode to the same value, so `source`'s decoded requests serve.
+    if let source, !eagerly {
+      let reused = [currentBytes, originalBytes].map { bytes -> URLRequestArchive? in
+        guard let bytes else { return nil }
+        for (index, key) in Self.requestKeys.enumerated() {
+          if let decoded = source.decodedRequest(index), source.data(key) == bytes {
+            return decoded
+          }
+        }
+        return nil
+      }
+      if (currentBytes == nil) == (reused[0] == nil), (originalBytes == nil) == (reused[1] == nil) {
+        (decodedCurrentRequest, decodedOriginalRequest) = (reused[0], reused[1])
+        return
+      }
+    }
     decodedCurrentRequest = request(currentBytes, field: "currentRequest", eagerly: eagerly)
     // A blob often archives one request twice (no redirect, or a repair that filled one from the
     // other): the same bytes decode to the same value, so the second decoding is skipped.

@@ -1,5 +1,5 @@
 import Foundation
-import KeyedArchive
+@_spi(Differential) import KeyedArchive
 import PropertyList
 import TestSupport
 import Testing
@@ -181,4 +181,86 @@ struct RequestArchiveTests {
         && (error as? KeyedArchiveError)?.code == .badObject
     }
   }
+}
+
+@Suite("Request layout conversion by renaming in place")
+struct RequestRenamingTests {
+  static let fixtures = [
+    "get-22-slots.archive", "ios10-repaired-layout.archive", "ios10-standard-layout.archive",
+    "no-http-message-16-slots.archive", "post-body-headers.archive",
+  ]
+
+  @Test("Renaming the keys in place writes what rebuilding writes", arguments: fixtures)
+  func sameAsRebuilt(_ name: String) throws {
+    let request = try URLRequestArchive(decoding: try fixture("archive/request/" + name))
+    let target: URLRequestArchive.Layout =
+      request.layout == .standard ? .dollarNumbered : .standard
+    let renamed = try #require(request.renamedInPlace(to: target))
+    let rebuilt = try request.converted(to: target).encoded()
+    #expect(firstDifference(renamed, rebuilt) == nil)
+    #expect(try request.encodedConverted(to: target) == rebuilt)
+    // And back: the rename is its own inverse.
+    let back = try URLRequestArchive(decoding: renamed)
+    #expect(back.layout == request.layout.opposite)
+    #expect(back.renamedInPlace(to: request.layout) == (try fixture("archive/request/" + name)))
+  }
+
+  @Test("Built requests of every shape: renaming in place writes what rebuilding writes")
+  func generated() throws {
+    var generator = SeededGenerator(seed: 0x5EED_0A11)
+    for round in 0..<40 {
+      var fields = URLRequestFields(url: "https://example.com/file/\(round)?q=\(round * 7)")
+      if round % 4 != 0 {
+        fields.httpMethod = ["GET", "POST", "PUT"][round % 3]
+        for index in 0..<Int.random(in: 0...6, using: &generator) {
+          fields.headerFields.append(
+            .init("X-\(index)", "\(UInt32.random(in: 0...9999, using: &generator))"))
+        }
+      }
+      if round % 5 == 1 { fields.body = Data((0..<round).map { UInt8($0) }) }
+      if round % 8 == 0 { fields.httpMethod = nil }
+      let standard = try URLRequestArchive(decoding: try URLRequestArchive(fields).encoded())
+      let renamed = try #require(standard.renamedInPlace(to: .dollarNumbered), "round \(round)")
+      #expect(
+        firstDifference(renamed, try standard.converted(to: .dollarNumbered).encoded()) == nil)
+      let repaired = try URLRequestArchive(decoding: renamed)
+      let back = try #require(repaired.renamedInPlace(to: .standard))
+      #expect(firstDifference(back, try repaired.converted(to: .standard).encoded()) == nil)
+    }
+  }
+
+  @Test("A key the renaming would make twice is left to rebuilding")
+  func collision() throws {
+    let request = try URLRequestArchive(
+      decoding: try fixture("archive/request/get-22-slots.archive"))
+    guard case .object(var object) = try request.archive.decodeRoot() else {
+      Issue.record("root is not an object")
+      return
+    }
+    // `$4` is slot 1's key in the $N layout: an extra field of that name already there.
+    object.fields.append(ArchivedField("$4", .inline(.integer(PropertyListInteger(1)))))
+    let bytes = try KeyedArchive(root: .object(object)).encoded(as: .binary)
+    let collided = try URLRequestArchive(decoding: bytes)
+    #expect(collided.renamedInPlace(to: .dollarNumbered) == nil)
+    #expect(
+      try collided.encodedConverted(to: .dollarNumbered)
+        == collided.converted(to: .dollarNumbered).encoded())
+  }
+
+  @Test("An envelope with a second root key is left to rebuilding")
+  func secondRootKey() throws {
+    let bytes = try fixture("archive/request/get-22-slots.archive")
+    let archive = try KeyedArchive(decoding: bytes)
+    var envelope = archive.propertyList.dictionaryValue!
+    var top = envelope["$top"]!.dictionaryValue!
+    top["extra"] = .uid(1)
+    envelope["$top"] = .dictionary(top)
+    let edited = try PropertyListValue.dictionary(envelope).encoded(as: .binary)
+    let request = try URLRequestArchive(decoding: edited)
+    #expect(request.renamedInPlace(to: .dollarNumbered) == nil)
+  }
+}
+
+extension URLRequestArchive.Layout {
+  fileprivate var opposite: Self { self == .standard ? .dollarNumbered : .standard }
 }

@@ -11,6 +11,8 @@ import PropertyList
 /// 2. `decodeRoot` may throw; `resolve` and rendering its tree as text and JSON must not crash.
 /// 3. When the root is a request in CFNetwork's layout, every typed accessor is read, and the edits
 ///    run; setting the URL must give an archive that reads back with that URL.
+/// 4. When a request converts to the other layout by renaming its keys in place, the renamed bytes
+///    read back in that layout with the typed fields and object graph that rebuilding gives.
 ///
 /// A failed check stops the process with `fatalError`, which libFuzzer reports as a crash.
 enum KeyedArchiveHarness {
@@ -27,6 +29,7 @@ enum KeyedArchiveHarness {
   static func run(_ input: UnsafeRawBufferPointer) -> CInt {
     let data = Data(fuzzerInput: input)
     checkFastPath(data)
+    checkRenaming(data)
     let archive: KeyedArchive
     do {
       archive = try KeyedArchive(decoding: data, limits: limits)
@@ -52,6 +55,44 @@ enum KeyedArchiveHarness {
     if let difference = RequestDifferential.difference(data, limits: limits) {
       fatalError("the request fast path and the eager path differ: \(difference)")
     }
+  }
+
+  // MARK: 4. Layout conversion by renaming in place
+
+  static func checkRenaming(_ data: Data) {
+    guard let request = try? URLRequestArchive(decoding: data, limits: limits) else { return }
+    let target: URLRequestArchive.Layout = request.layout == .standard ? .dollarNumbered : .standard
+    guard let renamed = request.renamedInPlace(to: target) else { return }
+    let reread: URLRequestArchive
+    do {
+      reread = try URLRequestArchive(decoding: renamed, limits: limits)
+    } catch {
+      fatalError("renamed request does not read back: \(error)\n  input \(hex(data))")
+    }
+    guard reread.layout == target,
+      reread.archive.rootKey == (target == .standard ? "NSKeyedArchiveRootObjectKey" : "root")
+    else {
+      fatalError("renamed request reads back in layout \(reread.layout)\n  input \(hex(data))")
+    }
+    guard let rebuilt = try? request.converted(to: target) else { return }
+    let same =
+      reread.slotCount == rebuilt.slotCount && reread.className == rebuilt.className
+      && reread.url == rebuilt.url && reread.httpMethod == rebuilt.httpMethod
+      && reread.headerFields.map { [$0.name, $0.value] }
+        == rebuilt.headerFields.map { [$0.name, $0.value] }
+      && reread.body == rebuilt.body
+      && URLRequestArchive.Slot.allCases.allSatisfy {
+        reread.slotValue($0) == rebuilt.slotValue($0)
+      }
+      && (try? reread.archive.decodeRoot(limits: limits))
+        == (try? rebuilt.archive.decodeRoot(limits: limits))
+    if !same {
+      fatalError("renamed and rebuilt requests differ\n  input \(hex(data))")
+    }
+  }
+
+  static func hex(_ data: Data) -> String {
+    data.prefix(1024).map { String(format: "%02x", $0) }.joined()
   }
 
   // MARK: 1. Binary round trip

@@ -1,0 +1,166 @@
+import Foundation
+@_spi(InPlace) import PropertyList
+
+// A layout conversion renames keys and nothing else: the slot keys of the request object, its
+// property-list key, and the root key under `$top`. For an archive in the writer's own layout that
+// is a rewrite of a few string objects in its bytes; decoding the object graph, rebuilding it and
+// encoding it again cost twenty times as much.
+
+extension URLRequestArchive {
+  /// The archive in `target`'s layout, encoded: `converted(to: target).encoded()`, written by
+  /// renaming the keys in the bytes when the archive was read in place, has the envelope
+  /// NSKeyedArchiver writes, and the renamed keys are strings of their own that stay distinct from
+  /// every other key. Every other object then keeps its index and its bytes; for an archive in the
+  /// layout NSKeyedArchiver and CFNetwork write, that is byte for byte what rebuilding writes.
+  ///
+  /// - Throws: `KeyedArchiveError` if the archive must be rebuilt and cannot be.
+  public func encodedConverted(to target: Layout) throws -> Data {
+    if let bytes = renamedInPlace(to: target) { return bytes }
+    return try converted(to: target).encoded()
+  }
+
+  /// The renaming of `encodedConverted(to:)` alone: nil when the archive must be rebuilt instead
+  /// (for tests that compare the two ways).
+  @_spi(Differential)
+  public func renamedInPlace(to target: Layout) -> Data? {
+    guard target != layout, let fast else { return nil }
+    return fast.withRequest { Self.renamingKeys($0, from: layout, to: target) }
+  }
+
+  /// The bytes of `request`'s archive with its keys renamed from `source`'s layout to `target`'s,
+  /// or nil when renaming would not give what rebuilding gives.
+  private static func renamingKeys(
+    _ request: InPlaceRequest, from source: Layout, to target: Layout
+  )
+    -> Data?
+  {
+    let archive = request.archive
+    let plist = archive.plist
+    let table = archive.table
+    guard hasArchiverEnvelope(archive) else { return nil }
+    // The renames `converted(to:)` makes, read from the keys' bytes.
+    let count = request.slotUIDs.count
+    let (prefix, offset): (StaticString, Int) =
+      source == .standard ? ("__nsurlrequest_proto_prop_obj_", 0) : ("$", 3)
+    let props: (standard: StaticString, dollar: String) = (
+      "__nsurlrequest_proto_props", "$\(count + 3)"
+    )
+    let prefixBytes = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+    var replacements: [BinaryPropertyListView.StringReplacement] = []
+    replacements.reserveCapacity(count + 2)
+    let fields = request.fields
+    for position in 0..<table.count(fields) {
+      let key = table.key(fields, position)
+      guard let raw = table.asciiBytes(key) else { continue }
+      let text = raw.assumingMemoryBound(to: UInt8.self)
+      if let number = slotNumber(text, prefix: prefixBytes), number - offset >= 0,
+        number - offset < count
+      {
+        replacements.append(.init(object: key, ascii: slotKey(number - offset, in: target)))
+      } else if target == .dollarNumbered, equals(text, props.standard) {
+        replacements.append(.init(object: key, ascii: props.dollar))
+      } else if target == .standard, equals(text, props.dollar) {
+        replacements.append(.init(object: key, ascii: "__nsurlrequest_proto_props"))
+      }
+    }
+    let rootKey = target == .dollarNumbered ? "root" : "NSKeyedArchiveRootObjectKey"
+    let rootKeyObject = table.key(archive.topDictionary, 0)
+    guard let rootText = table.asciiBytes(rootKeyObject) else { return nil }
+    if !equals(rootText.assumingMemoryBound(to: UInt8.self), rootKey) {
+      replacements.append(.init(object: rootKeyObject, ascii: rootKey))
+    }
+    guard renameIsSafe(plist, replacements) else { return nil }
+    return plist.replacingStrings(replacements)
+  }
+
+  /// Whether the envelope is the one rebuilding writes: `$version` 100000, `$objects`,
+  /// `$archiver` NSKeyedArchiver and `$top` with the root key alone, in that order.
+  private static func hasArchiverEnvelope(_ archive: KeyedArchiveView) -> Bool {
+    let table = archive.table
+    let envelope = archive.plist.topObject
+    let names: [StaticString] = ["$version", "$objects", "$archiver", "$top"]
+    guard table.count(envelope) == names.count, table.count(archive.topDictionary) == 1 else {
+      return false
+    }
+    for (position, name) in names.enumerated()
+    where !table.isString(table.key(envelope, position), equalTo: name) {
+      return false
+    }
+    let version = table.value(envelope, 0)
+    let archiver = table.value(envelope, 2)
+    return table.isKind(version, .integer) && table.integer(version).int64Value == 100_000
+      && table.isKind(archiver, .string) && table.isString(archiver, equalTo: "NSKeyedArchiver")
+  }
+
+  /// Whether writing `replacements` renames keys and nothing else, and makes no two keys one: each
+  /// renamed object is a string whose bytes end where the next object starts (objects lie in
+  /// index order), referenced once in the whole plist, and its new text is that of no other key
+  /// (the writer shares a key's string among every dictionary using it, and would share two keys
+  /// made equal).
+  private static func renameIsSafe(
+    _ plist: BinaryPropertyListView, _ replacements: [BinaryPropertyListView.StringReplacement]
+  ) -> Bool {
+    let table = plist.objects
+    let objectCount = plist.objectCount
+    guard !replacements.isEmpty else { return true }
+    // Objects in index order: every byte after a renamed one then moves by what it grew.
+    for object in 1..<max(1, objectCount) where table.offset(object) <= table.offset(object - 1) {
+      return false
+    }
+    return withUnsafeTemporaryAllocation(of: Int32.self, capacity: objectCount) { uses in
+      // -1: not renamed; else the references to it so far.
+      uses.initialize(repeating: -1)
+      // The lengths of the new texts (those below 64), so that most keys are passed over unread.
+      var lengths: UInt64 = 0
+      for replacement in replacements {
+        let object = replacement.object
+        guard object != plist.topObjectIndex, uses[object] == -1, table.isKind(object, .string)
+        else { return false }
+        let (count, start) = table.contents(object)
+        // ASCII strings hold a byte per character; UTF-16 ones two.
+        let unit = table.asciiBytes(object) == nil ? 2 : 1
+        let end = object + 1 < objectCount ? table.offset(object + 1) : plist.offsetTableOffset
+        guard start + count * unit == end else { return false }
+        uses[object] = 0
+        let length = replacement.ascii.utf8.count
+        if length < 64 { lengths |= 1 << UInt64(length) } else { lengths |= 1 << 63 }
+      }
+      for object in 0..<objectCount {
+        let kind = table.kind(object)
+        guard kind == .dictionary || kind == .array else { continue }
+        let (count, start) = table.contents(object)
+        let isDictionary = kind == .dictionary
+        // A dictionary's keys, then its values.
+        let keys = isDictionary ? count : 0
+        for position in 0..<(count + keys) {
+          let reference = table.reference(start, position)
+          if uses[reference] >= 0 {
+            uses[reference] += 1
+            if uses[reference] > 1 { return false }
+          } else if position < keys,
+            let text = table.asciiBytes(reference),
+            lengths & (1 << UInt64(min(text.count, 63))) != 0
+          {
+            // A key kept: no new text may equal it.
+            for replacement in replacements {
+              var new = replacement.ascii
+              if new.withUTF8({ $0.elementsEqual(text) }) { return false }
+            }
+          }
+        }
+      }
+      for replacement in replacements where uses[replacement.object] != 1 { return false }
+      return true
+    }
+  }
+
+  private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+    bytes.count == text.utf8CodeUnitCount
+      && memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0
+  }
+
+  private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: String) -> Bool {
+    var text = text
+    return text.withUTF8 { $0.elementsEqual(bytes) }
+  }
+}

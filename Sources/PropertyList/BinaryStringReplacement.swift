@@ -1,0 +1,104 @@
+import Foundation
+
+extension BinaryPropertyListView {
+  /// One string object to write with other text.
+  package struct StringReplacement {
+    /// The object's index.
+    package var object: Int
+    /// Its new text: ASCII only, as the writer writes it with a 1-byte-per-character marker.
+    package var ascii: String
+
+    /// Object `object`, written as `ascii`.
+    package init(object: Int, ascii: String) {
+      self.object = object
+      self.ascii = ascii
+    }
+  }
+
+  /// The plist's bytes with the string objects of `replacements` written with their new text, and
+  /// every other object's bytes as they are: a rename that moves no object, costing a copy of the
+  /// bytes rather than a decoding and an encoding.
+  ///
+  /// Only for a plist laid out as `BinaryPropertyListWriter` writes one (objects contiguous in index
+  /// order after the header, the offset table after them, the writer's trailer), which callers
+  /// check: the result is then the writer's encoding of the renamed plist, as long as renaming
+  /// makes no two objects the writer would share equal, which callers check too. The offset table
+  /// is written anew, with the fewest bytes per offset that the writer uses.
+  ///
+  /// - Precondition: each object of `replacements` is a distinct index below `objectCount`.
+  package func replacingStrings(_ replacements: [StringReplacement]) -> Data {
+    let objectCount = self.objectCount
+    let bytes = rawBytes
+    let tableOffset = offsetTableOffset
+    // In index order as a rule (a dictionary's keys are written in order): sorted only if not.
+    let inOrder = zip(replacements, replacements.dropFirst()).allSatisfy { $0.object < $1.object }
+    let ordered = inOrder ? replacements : replacements.sorted { $0.object < $1.object }
+    var added = 0
+    for replacement in ordered { added &+= replacement.ascii.utf8.count &+ 3 }
+    // The objects, at most 8 bytes per offset, and the trailer.
+    var out = OutputBytes(capacity: tableOffset &+ added &+ objectCount &* 8 &+ 32)
+    out.reserve(tableOffset &+ added)
+    // What the objects before each one have grown or shrunk by: its new offset is its old one plus
+    // that, so that the offsets need no table of their own.
+    var shifts: [(from: Int, by: Int)] = []
+    shifts.reserveCapacity(ordered.count)
+    var copied = 0
+    var shift = 0
+    for replacement in ordered {
+      let start = offset(replacement.object)
+      let end =
+        replacement.object &+ 1 < objectCount ? offset(replacement.object &+ 1) : tableOffset
+      out.put(bytes.baseAddress! + copied, start &- copied)
+      var text = replacement.ascii
+      let length = text.utf8.count
+      if length < 15 {
+        out.put(0x50 | UInt8(length))
+      } else {
+        // The writer's count: an integer object of the fewest bytes that hold it.
+        out.put(0x5F)
+        let size = binaryByteCount(UInt64(length))
+        out.put(0x10 | UInt8(size.trailingZeroBitCount))
+        for index in stride(from: size &- 1, through: 0, by: -1) {
+          out.put(UInt8(truncatingIfNeeded: length >> (index &* 8)))
+        }
+      }
+      text.withUTF8 { out.put(UnsafeRawBufferPointer($0)) }
+      copied = end
+      shift = out.count &- end
+      shifts.append((replacement.object &+ 1, shift))
+    }
+    out.put(bytes.baseAddress! + copied, tableOffset &- copied)
+    let newTableOffset = out.count
+    let offsetSize = binaryByteCount(UInt64(newTableOffset))
+    out.reserve(objectCount &* offsetSize &+ 32)
+    // Each run of objects between two renamed ones moves by one amount.
+    let table = objects
+    var first = 0
+    shift = 0
+    for index in 0...shifts.count {
+      let last = index < shifts.count ? shifts[index].from : objectCount
+      for object in first..<last {
+        let moved = table.offset(object) &+ shift
+        switch offsetSize {
+        case 1: out.put(UInt8(truncatingIfNeeded: moved))
+        case 2: withUnsafeBytes(of: UInt16(truncatingIfNeeded: moved).bigEndian) { out.put($0) }
+        case 4: withUnsafeBytes(of: UInt32(truncatingIfNeeded: moved).bigEndian) { out.put($0) }
+        default: withUnsafeBytes(of: UInt64(truncatingIfNeeded: moved).bigEndian) { out.put($0) }
+        }
+      }
+      if index < shifts.count { shift = shifts[index].by }
+      first = last
+    }
+    // The writer's trailer: six zero bytes (unused, sort version), the two sizes, then the
+    // object count, the top object and the offset table's offset, eight bytes each.
+    for _ in 0..<6 { out.put(0) }
+    out.put(UInt8(offsetSize))
+    out.put(UInt8(referenceSize))
+    for value in [UInt64(objectCount), UInt64(topObjectIndex), UInt64(newTableOffset)] {
+      for index in stride(from: 7, through: 0, by: -1) {
+        out.put(UInt8(truncatingIfNeeded: value >> UInt64(index &* 8)))
+      }
+    }
+    return out.finish()
+  }
+}
