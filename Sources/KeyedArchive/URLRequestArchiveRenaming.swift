@@ -92,9 +92,9 @@ extension URLRequestArchive {
       && table.isKind(archiver, .string) && table.isString(archiver, equalTo: "NSKeyedArchiver")
   }
 
-  /// Whether writing `replacements` renames keys and nothing else, and makes no two keys one: each
-  /// renamed object is a string whose bytes end where the next object starts (objects lie in
-  /// index order), referenced once in the whole plist, and its new text is that of no other key
+  /// Whether writing `replacements` renames keys and nothing else, and makes no two keys one: the
+  /// objects lie as the writer lays them, each renamed object is a string referenced once in the
+  /// whole plist, and its new text is that of no other key
   /// (the writer shares a key's string among every dictionary using it, and would share two keys
   /// made equal).
   private static func renameIsSafe(
@@ -103,10 +103,9 @@ extension URLRequestArchive {
     let table = plist.objects
     let objectCount = plist.objectCount
     guard !replacements.isEmpty else { return true }
-    // Objects in index order: every byte after a renamed one then moves by what it grew.
-    for object in 1..<max(1, objectCount) where table.offset(object) <= table.offset(object - 1) {
-      return false
-    }
+    // Objects in index order, none overlapping another: every byte after a renamed one then moves
+    // by what it grew, and no other object's bytes change.
+    guard plist.objectsAreContiguous else { return false }
     return withUnsafeTemporaryAllocation(of: Int32.self, capacity: objectCount) { uses in
       // -1: not renamed; else the references to it so far.
       uses.initialize(repeating: -1)
@@ -116,11 +115,6 @@ extension URLRequestArchive {
         let object = replacement.object
         guard object != plist.topObjectIndex, uses[object] == -1, table.isKind(object, .string)
         else { return false }
-        let (count, start) = table.contents(object)
-        // ASCII strings hold a byte per character; UTF-16 ones two.
-        let unit = table.asciiBytes(object) == nil ? 2 : 1
-        let end = object + 1 < objectCount ? table.offset(object + 1) : plist.offsetTableOffset
-        guard start + count * unit == end else { return false }
         uses[object] = 0
         let length = replacement.ascii.utf8.count
         if length < 64 { lengths |= 1 << UInt64(length) } else { lengths |= 1 << 63 }

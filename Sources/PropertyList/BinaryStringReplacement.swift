@@ -15,13 +15,48 @@ extension BinaryPropertyListView {
     }
   }
 
+  /// Whether the objects lie as the writer lays them: the first right after the header, each
+  /// ending where the next starts, the last where the offset table starts, and every one of them
+  /// checked (none overlaps another, so that rewriting one changes no other's bytes).
+  package var objectsAreContiguous: Bool {
+    let table = objects
+    let objectCount = self.objectCount
+    let bytes = rawBytes
+    var position = 8
+    for object in 0..<objectCount {
+      let offset = table.offset(object)
+      guard offset == position else { return false }
+      let marker = bytes[offset]
+      let end: Int
+      switch marker >> 4 {
+      case 0x0: end = offset &+ 1
+      case 0x1, 0x2: end = offset &+ 1 &+ (1 << Int(marker & 0x0F))
+      case 0x3: end = offset &+ 9
+      case 0x8: end = offset &+ 2 &+ Int(marker & 0x0F)
+      default:
+        // Strings, data and containers: where the check recorded their contents to end.
+        guard table.recorded[object] > 0 else { return false }
+        let (count, start) = table.contents(object)
+        let unit: Int =
+          switch marker >> 4 {
+          case 0x6: 2
+          case 0xA: referenceSize
+          case 0xD: 2 &* referenceSize
+          default: 1
+          }
+        end = start &+ count &* unit
+      }
+      position = end
+    }
+    return position == offsetTableOffset
+  }
+
   /// The plist's bytes with the string objects of `replacements` written with their new text, and
   /// every other object's bytes as they are: a rename that moves no object, costing a copy of the
   /// bytes rather than a decoding and an encoding.
   ///
-  /// Only for a plist laid out as `BinaryPropertyListWriter` writes one (objects contiguous in index
-  /// order after the header, the offset table after them, the writer's trailer), which callers
-  /// check: the result is then the writer's encoding of the renamed plist, as long as renaming
+  /// Only for a plist whose objects lie as `BinaryPropertyListWriter` writes them
+  /// (`objectsAreContiguous`), which callers check: the result is then the writer's encoding of the renamed plist, as long as renaming
   /// makes no two objects the writer would share equal, which callers check too. The offset table
   /// is written anew, with the fewest bytes per offset that the writer uses.
   ///

@@ -1,5 +1,5 @@
 import Foundation
-import KeyedArchive
+@_spi(Differential) import KeyedArchive
 import PropertyList
 import TestSupport
 import Testing
@@ -32,6 +32,17 @@ struct ArchiveFuzzRegressionTests {
     #expect(
       try KeyedArchive(decoding: try archive.encoded(as: .binary)).propertyList
         == archive.propertyList)
+    // A layout conversion by renaming in place reads back in the other layout with the rebuilt
+    // conversion's URL (one find: a string whose bytes ran over a renamed key's).
+    if let request = try? URLRequestArchive(decoding: data) {
+      let target: URLRequestArchive.Layout =
+        request.layout == .standard ? .dollarNumbered : .standard
+      if let renamed = request.renamedInPlace(to: target) {
+        let reread = try URLRequestArchive(decoding: renamed)
+        #expect(reread.layout == target)
+        #expect(reread.url == (try? request.converted(to: target))?.url)
+      }
+    }
     guard let request = try? URLRequestArchive(archive: archive) else { return }
     #expect(request.slotCount <= 4_096)
     if let converted = try? request.converted(to: .dollarNumbered) {
