@@ -30,6 +30,13 @@ enum ArchiverFlattener {
     "NSUnit", "NSValue",
   ]
 
+  /// `sharedClassNames`, as constants, for writers that compare bytes.
+  static let sharedClassNameTexts: [StaticString] = [
+    "NSArray", "NSMutableArray", "NSDictionary", "NSMutableDictionary", "NSSet", "NSMutableSet",
+    "NSString", "NSMutableString", "NSData", "NSMutableData", "NSDate", "NSNumber", "NSLocale",
+    "NSNull", "NSURL", "NSUUID", "NSUnit", "NSValue",
+  ]
+
   /// Reads, from an Apple-made binary archive, whether each class's name objects were shared, so that
   /// re-encoding follows the archive rather than the defaults.
   static func classNameSharing(in binary: Data) -> [String: Bool] {

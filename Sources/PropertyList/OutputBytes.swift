@@ -31,6 +31,9 @@ import Foundation
     return data
   }
 
+  /// The number of bytes written.
+  @inlinable public var written: Int { count }
+
   /// Makes room for `more` bytes after those written.
   @inlinable @inline(__always) public mutating func reserve(_ more: Int) {
     guard capacity &- count < more else { return }

@@ -187,6 +187,16 @@ private struct Conversion {
     if let url = blob.currentRequest?.url ?? blob.originalRequest?.url {
       entries[ResumeDataKey.downloadURL] = .string(url)
     }
+    // Written from the archive's bytes where the objects are of the shapes that writer follows;
+    // else from the decoded values. Both give the same bytes.
+    let inPlace = blob.networkFrameworkView()
+    func archived(_ field: String, _ value: ArchivedValue) throws -> Data {
+      if let inPlace, let uid = inPlace.fields(field), let bytes = inPlace.view.archivedAsRoot(uid)
+      {
+        return bytes
+      }
+      return try KeyedArchive(root: value).encoded()
+    }
     // The original request is often the current one again (no redirect): archived once.
     var previous: (request: ArchivedValue, bytes: Data)?
     for (field, key) in [
@@ -198,15 +208,13 @@ private struct Conversion {
         entries[key] = .data(previous.bytes)
         continue
       }
-      let bytes = try ResumeDataError.wrapping(at: field) {
-        try KeyedArchive(root: request).encoded()
-      }
+      let bytes = try ResumeDataError.wrapping(at: field) { try archived(field, request) }
       entries[key] = .data(bytes)
       previous = (request, bytes)
     }
     if case .reference(let response)? = info["response"], response != .null {
       let bytes = try ResumeDataError.wrapping(at: "response") {
-        try KeyedArchive(root: response).encoded()
+        try archived("response", response)
       }
       entries[ResumeDataKey.response] = .data(bytes)
       // Read from the blob's own response object, not by decoding the bytes just written.

@@ -1,6 +1,6 @@
 import Foundation
 import KeyedArchive
-import PropertyList
+@_spi(InPlace) import PropertyList
 
 /// Which producer's form a resume blob has (format reference §1).
 public enum ResumeDataGeneration: String, Sendable, Hashable, CaseIterable {
@@ -618,6 +618,36 @@ public struct ResumeData: Sendable, Hashable {
     if let nested { return nested.response }
     guard let view = objectView("response") else { return nil }
     return try? URLResponseArchive(archive: view)
+  }
+
+  /// A Network.framework blob's unmasked archive read in place, and the UIDs of its root object's
+  /// fields, for writing those objects as archives of their own from the bytes (see
+  /// `KeyedArchiveView.archivedAsRoot`); nil for other blobs, or when it does not read in place.
+  package func networkFrameworkView() -> (view: KeyedArchiveView, fields: (String) -> UInt64?)? {
+    guard networkFrameworkInfo != nil,
+      let view = KeyedArchiveView(
+        NetworkFrameworkMask.toggled(original), limits: KeyedArchiveLimits.default.propertyList)
+    else { return nil }
+    let table = view.table
+    let root = view.object(view.rootUID)
+    guard table.isKind(root, .dictionary) else { return nil }
+    return (
+      view,
+      { field in
+        // The decoder reads an object's fields by their exact keys.
+        var key = field
+        return key.withUTF8 { key in
+          for position in 0..<table.count(root) {
+            guard let bytes = table.asciiBytes(table.key(root, position)),
+              bytes.elementsEqual(UnsafeRawBufferPointer(key))
+            else { continue }
+            let value = table.value(root, position)
+            return table.isKind(value, .uid) ? table.uid(value) : nil
+          }
+          return nil
+        }
+      }
+    )
   }
 
   /// A Network.framework blob's object field viewed as the root of an archive of its own.

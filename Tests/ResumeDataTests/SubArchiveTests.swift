@@ -1,0 +1,67 @@
+import Foundation
+import KeyedArchive
+import PropertyList
+import ResumeData
+import TestSupport
+import Testing
+
+/// Network.framework blobs keep their requests and response as objects of their one archive;
+/// converting one archives each on its own. `KeyedArchiveView.archivedAsRoot` writes those archives
+/// from the bytes, and must write exactly what archiving the decoded objects writes.
+@Suite("Objects archived on their own from the bytes")
+struct SubArchiveTests {
+  static let fields = ["currentRequest", "originalRequest", "response"]
+
+  /// Each object field of a Network.framework blob, written both ways; the number written from
+  /// the bytes.
+  func compare(_ blob: ResumeData, _ label: String) throws -> Int {
+    let info = try #require(blob.networkFrameworkInfo, "\(label) is not a Network.framework blob")
+    let inPlace = try #require(blob.networkFrameworkView(), "\(label) is not read in place")
+    var written = 0
+    for field in Self.fields {
+      guard case .reference(let value)? = info[field], value != .null,
+        let uid = inPlace.fields(field)
+      else { continue }
+      let decoded = try KeyedArchive(root: value).encoded()
+      guard let fromBytes = inPlace.view.archivedAsRoot(uid) else { continue }
+      #expect(firstDifference(fromBytes, decoded) == nil, "\(label): \(field)")
+      written += 1
+    }
+    return written
+  }
+
+  @Test("The Network.framework fixture: every object written from the bytes, as decoded")
+  func fixtureBlob() throws {
+    let blob = try ResumeData(decoding: try fixture("resume/network-framework.blob"))
+    #expect(try compare(blob, "network-framework.blob") == 3)
+  }
+
+  @Test("Converted blobs of every shape: written from the bytes, as decoded")
+  func generated() throws {
+    var generator = SeededGenerator(seed: 0x0B1E_C75)
+    let source = try ResumeData(decoding: try fixture("resume/keyed-v5-response.archive"))
+    for round in 0..<24 {
+      var fields = URLRequestFields(url: "https://example.com/file/\(round)?q=\(round * 7)")
+      fields.isMutable = round % 2 == 0
+      if round % 4 != 0 {
+        fields.httpMethod = ["GET", "POST", "PUT"][round % 3]
+        for index in 0..<Int.random(in: 0...6, using: &generator) {
+          fields.headerFields.append(
+            .init(
+              "X-\(index)", String(repeating: "v", count: Int.random(in: 0...40, using: &generator))
+            ))
+        }
+      }
+      if round % 5 == 1 { fields.body = Data((0..<round).map { UInt8($0) }) }
+      if round % 6 == 2 { fields.mainDocumentURL = "https://example.com/" }
+      fields.timeoutInterval = [60, 0.5, 1e9][round % 3]
+      var entries = source.entries
+      entries[ResumeDataKey.currentRequest] = .data(try URLRequestArchive(fields).encoded())
+      if round % 3 == 0 { entries[ResumeDataKey.originalRequest] = nil }
+      let keyed = try ResumeData(building: entries, as: .keyed)
+      let nw = try ResumeData(
+        decoding: try keyed.converted(to: .networkFramework).blob.encoded())
+      #expect(try compare(nw, "round \(round)") >= 1)
+    }
+  }
+}
