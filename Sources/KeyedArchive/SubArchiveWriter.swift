@@ -21,6 +21,23 @@ extension KeyedArchiveView {
   }
 }
 
+/// The sub-archive writer for tests and fuzzing outside the package.
+@_spi(Differential)
+public enum SubArchiveDifferential {
+  /// The number of objects in `$objects` of a binary archive read in place; nil when it is not
+  /// read in place.
+  public static func objectCount(_ data: Data, limits: PropertyListLimits = .default) -> Int? {
+    KeyedArchiveView(data, limits: limits)?.count
+  }
+
+  /// `KeyedArchiveView.archivedAsRoot(uid)` of the archive `data` read in place.
+  public static func archivedAsRoot(
+    _ data: Data, uid: UInt64, limits: PropertyListLimits = .default
+  ) -> Data? {
+    KeyedArchiveView(data, limits: limits)?.archivedAsRoot(uid)
+  }
+}
+
 /// ASCII text: bytes of the archive read in place, or of a constant.
 // Sendable: it only ever points at constants (the static tables) or at a view's bytes, which
 // nothing writes.
@@ -91,6 +108,10 @@ private struct SubArchiveBuilder {
   var numbers: [(value: PropertyListValue, uid: UInt64)] = []
   var classes: [(chain: [Text], uid: UInt64)] = []
   var inProgress: [UInt64] = []
+  // Objects visited: decoding expands a shared object at each reference, as this does, so an
+  // archive of objects shared over and over could make the work grow exponentially.
+  var visits = 0
+  static let maximumVisits = 10_000
 
   init(view: KeyedArchiveView, maximumDepth: Int) {
     self.view = view
@@ -121,7 +142,8 @@ private struct SubArchiveBuilder {
   /// The UID the builder gives the object `uid` names; nil to leave it to the tree.
   mutating func encode(_ uid: UInt64) -> UInt64? {
     if uid == 0 { return 0 }
-    guard uid < UInt64(view.count) else { return nil }
+    visits += 1
+    guard uid < UInt64(view.count), visits <= Self.maximumVisits else { return nil }
     let object = view.object(uid)
     switch table.kind(object) {
     case .string:

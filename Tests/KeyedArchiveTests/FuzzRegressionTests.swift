@@ -39,8 +39,11 @@ struct ArchiveFuzzRegressionTests {
         request.layout == .standard ? .dollarNumbered : .standard
       if let renamed = request.renamedInPlace(to: target) {
         let reread = try URLRequestArchive(decoding: renamed)
-        #expect(reread.layout == target)
-        #expect(reread.url == (try? request.converted(to: target))?.url)
+        // As rebuilding gives it: a `$2` below the slots' count keeps the keys past it (another
+        // find), and may keep the layout.
+        let rebuilt = try? request.converted(to: target)
+        #expect(reread.layout == rebuilt?.layout ?? target)
+        #expect(reread.url == rebuilt?.url)
       }
     }
     guard let request = try? URLRequestArchive(archive: archive) else { return }

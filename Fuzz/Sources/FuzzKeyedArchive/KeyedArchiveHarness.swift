@@ -13,6 +13,8 @@ import PropertyList
 ///    run; setting the URL must give an archive that reads back with that URL.
 /// 4. When a request converts to the other layout by renaming its keys in place, the renamed bytes
 ///    read back in that layout with the typed fields and object graph that rebuilding gives.
+/// 5. Each object the sub-archive writer archives on its own from the bytes
+///    (`KeyedArchiveView.archivedAsRoot`) is byte for byte what archiving its decoded value writes.
 ///
 /// A failed check stops the process with `fatalError`, which libFuzzer reports as a crash.
 enum KeyedArchiveHarness {
@@ -30,6 +32,7 @@ enum KeyedArchiveHarness {
     let data = Data(fuzzerInput: input)
     checkFastPath(data)
     checkRenaming(data)
+    checkSubArchives(data)
     let archive: KeyedArchive
     do {
       archive = try KeyedArchive(decoding: data, limits: limits)
@@ -69,12 +72,14 @@ enum KeyedArchiveHarness {
     } catch {
       fatalError("renamed request does not read back: \(error)\n  input \(hex(data))")
     }
-    guard reread.layout == target,
-      reread.archive.rootKey == (target == .standard ? "NSKeyedArchiveRootObjectKey" : "root")
-    else {
-      fatalError("renamed request reads back in layout \(reread.layout)\n  input \(hex(data))")
-    }
+    // Rebuilding gives the layout the renaming must give (a request whose `$2` counts fewer slots
+    // than it has keeps the keys past the count, and may keep its layout).
     guard let rebuilt = try? request.converted(to: target) else { return }
+    guard reread.layout == rebuilt.layout, reread.archive.rootKey == rebuilt.archive.rootKey else {
+      fatalError(
+        "renamed request reads back in layout \(reread.layout), rebuilt in \(rebuilt.layout)"
+          + "\n  input \(hex(data))")
+    }
     let same =
       reread.slotCount == rebuilt.slotCount && reread.className == rebuilt.className
       && reread.url == rebuilt.url && reread.httpMethod == rebuilt.httpMethod
@@ -88,6 +93,31 @@ enum KeyedArchiveHarness {
         == (try? rebuilt.archive.decodeRoot(limits: limits))
     if !same {
       fatalError("renamed and rebuilt requests differ\n  input \(hex(data))")
+    }
+  }
+
+  // MARK: 5. Objects archived on their own from the bytes
+
+  static func checkSubArchives(_ data: Data) {
+    guard let count = SubArchiveDifferential.objectCount(data, limits: limits.propertyList),
+      count > 1, let archive = try? KeyedArchive(decoding: data, limits: limits)
+    else { return }
+    for uid in 1..<UInt64(min(count, 48)) {
+      guard
+        let fromBytes = SubArchiveDifferential.archivedAsRoot(
+          data, uid: uid, limits: limits.propertyList)
+      else { continue }
+      let decoded: Data
+      do {
+        decoded = try KeyedArchive(root: archive.decodeValue(uid, limits: limits)).encoded()
+      } catch {
+        fatalError(
+          "object \(uid) archived from the bytes, but decoding it threw \(error)\n  input \(hex(data))"
+        )
+      }
+      if fromBytes != decoded {
+        fatalError("object \(uid) archived from the bytes differs\n  input \(hex(data))")
+      }
     }
   }
 
