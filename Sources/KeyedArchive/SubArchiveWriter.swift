@@ -21,20 +21,92 @@ extension KeyedArchiveView {
   }
 }
 
+extension KeyedArchive {
+  /// `KeyedArchive(root: .dictionary(pairs, mutable: mutable), rootKey: rootKey).encoded(as:
+  /// .binary)`, written straight, for a dictionary of ASCII string keys and plain values (ASCII
+  /// strings, numbers, booleans, data, null), as a resume blob's root is; nil for anything else.
+  package static func encodedDictionary(
+    _ pairs: [ArchivedDictionaryEntry], mutable: Bool, rootKey: String
+  ) -> Data? {
+    let rootKeyText: StaticString
+    switch rootKey {
+    case "NSKeyedArchiveRootObjectKey": rootKeyText = "NSKeyedArchiveRootObjectKey"
+    case "root": rootKeyText = "root"
+    default: return nil
+    }
+    var texts = TextArena(pairs)
+    defer { texts.free() }
+    var builder = SubArchiveBuilder()
+    let uid = builder.append(.null)
+    var keys: [UInt64] = []
+    var values: [UInt64] = []
+    keys.reserveCapacity(pairs.count)
+    values.reserveCapacity(pairs.count)
+    // Every key, then every value, as NSDictionary encodes them.
+    for pair in pairs {
+      guard case .string = pair.key, let key = builder.encodeOwned(pair.key, &texts) else {
+        return nil
+      }
+      keys.append(key)
+    }
+    for pair in pairs {
+      guard let value = builder.encodeOwned(pair.value, &texts) else { return nil }
+      values.append(value)
+    }
+    let chains = SubArchiveBuilder.dictionaryChains
+    let classUID = builder.classObject(mutable ? chains.mutable : chains.plain)
+    builder.objects[Int(uid)] = .dictionary([
+      (Text("NS.keys"), .uids(keys)), (Text("NS.objects"), .uids(values)),
+      (Text("$class"), .uid(classUID)),
+    ])
+    var flattener = SubArchiveFlattener(objects: builder.objects, view: nil)
+    return flattener.encoded(rootUID: uid, rootKey: rootKeyText)
+  }
+}
+
+/// The ASCII text of a dictionary's strings, copied into one block that stays put while the
+/// archive is written (`Text` points into it).
+private struct TextArena {
+  private let block: UnsafeMutableRawBufferPointer
+  private var used = 0
+
+  init(_ pairs: [ArchivedDictionaryEntry]) {
+    var total = 0
+    for pair in pairs {
+      for case .string(let string, _) in [pair.key, pair.value] { total += string.utf8.count }
+    }
+    block = .allocate(byteCount: max(total, 1), alignment: 1)
+  }
+
+  func free() { block.deallocate() }
+
+  /// The string's text in the block; nil when it is not ASCII (or would not fit).
+  mutating func text(_ string: String) -> Text? {
+    var string = string
+    return string.withUTF8 { utf8 -> Text? in
+      guard utf8.allSatisfy({ $0 < 0x80 }), used + utf8.count <= block.count else { return nil }
+      let start = block.baseAddress! + used
+      if let base = utf8.baseAddress { start.copyMemory(from: base, byteCount: utf8.count) }
+      used += utf8.count
+      return Text(UnsafeRawBufferPointer(start: start, count: utf8.count))
+    }
+  }
+}
+
 /// The sub-archive writer for tests and fuzzing outside the package.
 @_spi(Differential)
 public enum SubArchiveDifferential {
-  /// The number of objects in `$objects` of a binary archive read in place; nil when it is not
-  /// read in place.
-  public static func objectCount(_ data: Data, limits: PropertyListLimits = .default) -> Int? {
-    KeyedArchiveView(data, limits: limits)?.count
-  }
-
-  /// `KeyedArchiveView.archivedAsRoot(uid)` of the archive `data` read in place.
+  /// `KeyedArchiveView.archivedAsRoot` of each of the first `limit` objects of the archive `data`
+  /// read in place, by UID (those it writes); nil when the archive is not read in place.
   public static func archivedAsRoot(
-    _ data: Data, uid: UInt64, limits: PropertyListLimits = .default
-  ) -> Data? {
-    KeyedArchiveView(data, limits: limits)?.archivedAsRoot(uid)
+    _ data: Data, firstObjects limit: Int, limits: PropertyListLimits = .default
+  ) -> [UInt64: Data]? {
+    guard let view = KeyedArchiveView(data, limits: limits) else { return nil }
+    var archives: [UInt64: Data] = [:]
+    for uid in 1..<UInt64(max(1, min(view.count, limit))) {
+      if let bytes = view.archivedAsRoot(uid) { archives[uid] = bytes }
+    }
+    return archives
   }
 }
 
@@ -94,13 +166,16 @@ private enum BuiltObject {
   case string(Text)
   /// A number, boolean or data object of the input.
   case scalar(Int)
+  /// A number, boolean or data value of the caller's.
+  case value(PropertyListValue)
   case dictionary([(key: Text, value: BuiltValue)])
 }
 
 /// `KeyedArchiveBuilder.encode(ArchiveDecoder.decode(uid))`, read from the view.
 private struct SubArchiveBuilder {
-  let view: KeyedArchiveView
-  let table: BinaryObjects
+  // Absent only for a dictionary of the caller's values (`init()`), which never reads them.
+  let view: KeyedArchiveView!
+  let table: BinaryObjects!
   let maximumDepth: Int
   var objects: [BuiltObject] = [.null]
   // The builder's sharing: strings by their characters, numbers by value, classes by chain.
@@ -119,6 +194,38 @@ private struct SubArchiveBuilder {
     self.maximumDepth = maximumDepth
     objects.reserveCapacity(64)
     strings.reserveCapacity(32)
+  }
+
+  /// A builder for the caller's values.
+  init() {
+    view = nil
+    table = nil
+    maximumDepth = 1
+    objects.reserveCapacity(32)
+    strings.reserveCapacity(16)
+  }
+
+  /// The UID of a number the builder shares by value, appending `object` for the first.
+  mutating func number(_ value: PropertyListValue, _ object: BuiltObject) -> UInt64 {
+    for entry in numbers where entry.value == value { return entry.uid }
+    let uid = append(object)
+    numbers.append((value, uid))
+    return uid
+  }
+
+  /// `encode` of a value of the caller's: a plain string (its text in `texts`), number, boolean,
+  /// data or null; nil for anything else.
+  mutating func encodeOwned(_ value: ArchivedValue, _ texts: inout TextArena) -> UInt64? {
+    switch value {
+    case .null: return 0
+    case .string(let string, mutable: false):
+      return texts.text(string).map { self.string($0) }
+    case .integer(let integer): return number(.integer(integer), .value(.integer(integer)))
+    case .real(let real): return number(.real(real), .value(.real(real)))
+    case .boolean(let flag): return number(.boolean(flag), .value(.boolean(flag)))
+    case .data(let data, mutable: false): return append(.value(.data(data)))
+    default: return nil
+    }
   }
 
   mutating func append(_ object: BuiltObject) -> UInt64 {
@@ -155,10 +262,7 @@ private struct SubArchiveBuilder {
         case .real: .real(table.real(object))
         default: .boolean(table.boolean(object))
         }
-      for entry in numbers where entry.value == value { return entry.uid }
-      let uid = append(.scalar(object))
-      numbers.append((value, uid))
-      return uid
+      return number(value, .scalar(object))
     case .data:
       return append(.scalar(object))
     case .dictionary:
@@ -370,7 +474,9 @@ private struct SubArchiveBuilder {
 /// writer's bytes.
 private struct SubArchiveFlattener {
   let built: [BuiltObject]
-  let table: BinaryObjects
+  // The archive the built objects were read from (absent for the caller's values: no `.scalar`
+  // or `.inline` object then).
+  let table: BinaryObjects!
   let bytes: UnsafeRawBufferPointer
   /// The flattened objects, in the writer's order.
   var objects: [Flat] = []
@@ -383,10 +489,10 @@ private struct SubArchiveFlattener {
   var firstTrue: Int?
   var firstFalse: Int?
 
-  init(objects: [BuiltObject], view: KeyedArchiveView) {
+  init(objects: [BuiltObject], view: KeyedArchiveView?) {
     built = objects
-    table = view.table
-    bytes = view.plist.rawBytes
+    table = view?.table
+    bytes = view?.plist.rawBytes ?? UnsafeRawBufferPointer(start: nil, count: 0)
     self.objects.reserveCapacity(objects.count * 3)
     uids = [Int](repeating: -1, count: objects.count)
     references.reserveCapacity(objects.count * 6)
@@ -402,6 +508,8 @@ private struct SubArchiveFlattener {
     case text(Text)
     /// A number or data object of the input, written as the writer writes its value.
     case scalar(Int)
+    /// A number or data value of the caller's.
+    case value(PropertyListValue)
     case integer(UInt64)
     case uid(UInt64)
     case boolean(Bool)
@@ -455,28 +563,43 @@ private struct SubArchiveFlattener {
       let integer = table.integer(object)
       return number(.integer(integer.bitPattern, unsigned: integer.needsUnsignedStorage), object)
     case .real:
-      let value = table.real(object).value
-      let bits = value.isNaN ? Double.nan.bitPattern : value == 0 ? 0 : value.bitPattern
-      return number(.real(bits), object)
+      return number(.real(Self.realBits(table.real(object).value)), object)
     case .boolean:
-      let flag = table.boolean(object)
-      let index = append(.boolean(flag))
-      if flag {
-        if firstTrue == nil { firstTrue = index }
-        return firstTrue!
-      }
-      if firstFalse == nil { firstFalse = index }
-      return firstFalse!
+      return boolean(table.boolean(object))
     default:
       return append(.scalar(object))
     }
   }
 
   mutating func number(_ key: NumberKey, _ object: Int) -> Int {
+    number(key) { .scalar(object) }
+  }
+
+  mutating func number(_ key: NumberKey, _ value: PropertyListValue) -> Int {
+    number(key) { .value(value) }
+  }
+
+  mutating func number(_ key: NumberKey, _ make: () -> Flat) -> Int {
     for entry in numbers where entry.key == key { return entry.index }
-    let index = append(.scalar(object))
+    let index = append(make())
     numbers.append((key, index))
     return index
+  }
+
+  /// The flattener's key for a real: NaNs are one, and so are the two zeros.
+  static func realBits(_ value: Double) -> UInt64 {
+    value.isNaN ? Double.nan.bitPattern : value == 0 ? 0 : value.bitPattern
+  }
+
+  /// A boolean: a slot for each, references to the first of its value.
+  mutating func boolean(_ flag: Bool) -> Int {
+    let index = append(.boolean(flag))
+    if flag {
+      if firstTrue == nil { firstTrue = index }
+      return firstTrue!
+    }
+    if firstFalse == nil { firstFalse = index }
+    return firstFalse!
   }
 
   /// The archive's bytes: the envelope NSKeyedArchiver writes, `$objects` the built objects.
@@ -511,6 +634,15 @@ private struct SubArchiveFlattener {
     case .null: return append(.text(Text("$null")))
     case .string(let text): return append(.text(text))
     case .scalar(let scalar): return self.scalar(scalar)
+    case .value(let value):
+      switch value {
+      case .integer(let integer):
+        return number(.integer(integer.bitPattern, unsigned: integer.needsUnsignedStorage), value)
+      case .real(let real):
+        return number(.real(Self.realBits(real.value)), value)
+      case .boolean(let flag): return boolean(flag)
+      default: return append(.value(value))
+      }
     case .dictionary(let fields):
       let index = reserveContainer()
       // Taken out while this dictionary fills it: the arrays among its values fill their own.
@@ -593,31 +725,23 @@ private struct SubArchiveFlattener {
         Self.sized(value, size, &out)
       case .scalar(let scalar):
         switch table.kind(scalar) {
-        case .integer:
-          let integer = table.integer(scalar)
-          if integer.needsUnsignedStorage {
-            out.reserve(17)
-            out.put(0x14)
-            Self.sized(0, 8, &out)
-            Self.sized(integer.bitPattern, 8, &out)
-          } else {
-            Self.integer(integer.bitPattern, &out)
-          }
-        case .real:
-          let real = table.real(scalar)
-          out.reserve(9)
-          if real.isSinglePrecision {
-            out.put(0x22)
-            Self.sized(UInt64(Float(real.value).bitPattern), 4, &out)
-          } else {
-            out.put(0x23)
-            Self.sized(real.value.bitPattern, 8, &out)
-          }
+        case .integer: Self.number(table.integer(scalar), &out)
+        case .real: Self.number(table.real(scalar), &out)
         default:
           let (count, start) = table.contents(scalar)
           Self.marker(0x40, count: count, &out)
           out.reserve(count)
           out.put(bytes.baseAddress! + start, count)
+        }
+      case .value(let value):
+        switch value {
+        case .integer(let integer): Self.number(integer, &out)
+        case .real(let real): Self.number(real, &out)
+        case .data(let data):
+          Self.marker(0x40, count: data.count, &out)
+          out.reserve(data.count)
+          data.withUnsafeBytes { out.put($0) }
+        default: preconditionFailure("only numbers and data are held as values")
         }
       case .container(let isDictionary, let start, let count):
         Self.marker(isDictionary ? 0xD0 : 0xA0, count: isDictionary ? count / 2 : count, &out)
@@ -638,6 +762,30 @@ private struct SubArchiveFlattener {
     Self.sized(0, 8, &out)
     Self.sized(UInt64(tableOffset), 8, &out)
     return out.finish()
+  }
+
+  /// An integer as the writer writes it: 16 bytes for those that need unsigned storage.
+  static func number(_ integer: PropertyListInteger, _ out: inout OutputBytes) {
+    if integer.needsUnsignedStorage {
+      out.reserve(17)
+      out.put(0x14)
+      sized(0, 8, &out)
+      sized(integer.bitPattern, 8, &out)
+    } else {
+      self.integer(integer.bitPattern, &out)
+    }
+  }
+
+  /// A real as the writer writes it, in its own width.
+  static func number(_ real: PropertyListReal, _ out: inout OutputBytes) {
+    out.reserve(9)
+    if real.isSinglePrecision {
+      out.put(0x22)
+      sized(UInt64(Float(real.value).bitPattern), 4, &out)
+    } else {
+      out.put(0x23)
+      sized(real.value.bitPattern, 8, &out)
+    }
   }
 
   /// `size` (1, 2, 4 or 8) big-endian bytes of `value`, in room reserved.

@@ -200,6 +200,13 @@ extension ResumeData {
     _ pairs: [ArchivedDictionaryEntry], mutable: Bool = true, like original: KeyedArchive? = nil,
     format: PropertyListFormat = .binary
   ) throws -> Data {
+    let rootKey = original?.rootKey ?? "NSKeyedArchiveRootObjectKey"
+    // A root of plain values, as resume blobs have, is written straight (the same bytes).
+    if format == .binary, original?.extraTopLevelKeys.isEmpty ?? true,
+      let bytes = KeyedArchive.encodedDictionary(pairs, mutable: mutable, rootKey: rootKey)
+    {
+      return bytes
+    }
     var archive = try KeyedArchive(
       root: .dictionary(pairs, mutable: mutable),
       rootKey: original?.rootKey ?? "NSKeyedArchiveRootObjectKey")

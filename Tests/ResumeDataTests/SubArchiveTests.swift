@@ -64,4 +64,57 @@ struct SubArchiveTests {
       #expect(try compare(nw, "round \(round)") >= 1)
     }
   }
+
+  @Test(
+    "A root of plain values is written straight, as archived through the tree",
+    arguments: [
+      "resume/keyed-v4.archive", "resume/keyed-v5-response.archive", "resume/segmented.archive",
+      "resume/safari.archive", "resume/v2.xml.plist", "resume/v1.xml.plist",
+    ])
+  func plainRoot(_ name: String) throws {
+    let blob = try ResumeData(decoding: try fixture(name))
+    var pairs = blob.entries.entries.map {
+      ArchivedDictionaryEntry(.string($0.key), Self.archived($0.value))
+    }
+    // Every kind of plain value, and a value shared (the builder keeps one object).
+    pairs += [
+      ArchivedDictionaryEntry(.string("X-Real"), .real(PropertyListReal(0.25))),
+      ArchivedDictionaryEntry(.string("X-Float"), .real(PropertyListReal(Float(1.5)))),
+      ArchivedDictionaryEntry(.string("X-Flag"), .boolean(true)),
+      ArchivedDictionaryEntry(.string("X-Other-Flag"), .boolean(true)),
+      ArchivedDictionaryEntry(.string("X-Negative"), .integer(PropertyListInteger(-7))),
+      ArchivedDictionaryEntry(.string("X-Null"), .null),
+      ArchivedDictionaryEntry(.string("X-Again"), pairs.first?.value ?? .null),
+    ]
+    for mutable in [true, false] {
+      for rootKey in ["NSKeyedArchiveRootObjectKey", "root"] {
+        let straight = try #require(
+          KeyedArchive.encodedDictionary(pairs, mutable: mutable, rootKey: rootKey))
+        let tree = try KeyedArchive(root: .dictionary(pairs, mutable: mutable), rootKey: rootKey)
+          .encoded(as: .binary)
+        #expect(firstDifference(straight, tree) == nil, "\(name) mutable \(mutable) \(rootKey)")
+      }
+    }
+    // What it does not write straight: non-ASCII text, a date, another root key.
+    #expect(
+      KeyedArchive.encodedDictionary(
+        [ArchivedDictionaryEntry(.string("k"), .string("été"))], mutable: true, rootKey: "root")
+        == nil)
+    #expect(
+      KeyedArchive.encodedDictionary(
+        [ArchivedDictionaryEntry(.string("k"), .date(Date()))], mutable: true, rootKey: "root")
+        == nil)
+    #expect(KeyedArchive.encodedDictionary([], mutable: true, rootKey: "top") == nil)
+  }
+
+  static func archived(_ value: PropertyListValue) -> ArchivedValue {
+    switch value {
+    case .string(let string): .string(string)
+    case .integer(let integer): .integer(integer)
+    case .real(let real): .real(real)
+    case .boolean(let flag): .boolean(flag)
+    case .data(let data): .data(data)
+    default: .null
+    }
+  }
 }

@@ -99,21 +99,19 @@ enum KeyedArchiveHarness {
   // MARK: 5. Objects archived on their own from the bytes
 
   static func checkSubArchives(_ data: Data) {
-    guard let count = SubArchiveDifferential.objectCount(data, limits: limits.propertyList),
-      count > 1, let archive = try? KeyedArchive(decoding: data, limits: limits)
+    guard
+      let archives = SubArchiveDifferential.archivedAsRoot(
+        data, firstObjects: 48, limits: limits.propertyList),
+      !archives.isEmpty, let archive = try? KeyedArchive(decoding: data, limits: limits)
     else { return }
-    for uid in 1..<UInt64(min(count, 48)) {
-      guard
-        let fromBytes = SubArchiveDifferential.archivedAsRoot(
-          data, uid: uid, limits: limits.propertyList)
-      else { continue }
+    for (uid, fromBytes) in archives {
       let decoded: Data
       do {
         decoded = try KeyedArchive(root: archive.decodeValue(uid, limits: limits)).encoded()
       } catch {
         fatalError(
-          "object \(uid) archived from the bytes, but decoding it threw \(error)\n  input \(hex(data))"
-        )
+          "object \(uid) archived from the bytes, but decoding it threw \(error)\n"
+            + "  input \(hex(data))")
       }
       if fromBytes != decoded {
         fatalError("object \(uid) archived from the bytes differs\n  input \(hex(data))")
