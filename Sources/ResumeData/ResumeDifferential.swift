@@ -54,4 +54,37 @@ public enum ResumeDifferential {
     ]
     return fields.first { $0.1(lhs) != $0.1(rhs) }?.0
   }
+
+  /// Where writing from the bytes and writing through the decoded tree differ for a blob, or nil:
+  /// each object of a Network.framework blob archived on its own (`currentRequest`,
+  /// `originalRequest`, `response`), and the blob's plain entries archived as a keyed root (both
+  /// root keys, mutable or not). Each is compared only where the writer from the bytes writes it.
+  public static func writerDifference(_ blob: ResumeData) -> String? {
+    if let info = blob.networkFrameworkInfo, let inPlace = blob.networkFrameworkView() {
+      for field in ["currentRequest", "originalRequest", "response"] {
+        guard case .reference(let value)? = info[field], value != .null,
+          let uid = inPlace.fields(field), let fromBytes = inPlace.view.archivedAsRoot(uid)
+        else { continue }
+        guard let decoded = try? KeyedArchive(root: value).encoded() else {
+          return "\(field) archived from the bytes, but not from its decoded value"
+        }
+        if fromBytes != decoded { return "\(field) archived from the bytes differs" }
+      }
+    }
+    let pairs = blob.entries.entries.map {
+      ArchivedDictionaryEntry(.string($0.key), ResumeData.archived($0.value))
+    }
+    for mutable in [true, false] {
+      for rootKey in ["NSKeyedArchiveRootObjectKey", "root"] {
+        guard
+          let straight = KeyedArchive.encodedDictionary(
+            pairs, mutable: mutable, rootKey: rootKey)
+        else { continue }
+        let tree = try? KeyedArchive(root: .dictionary(pairs, mutable: mutable), rootKey: rootKey)
+          .encoded(as: .binary)
+        if straight != tree { return "the entries written as a keyed root (\(rootKey)) differ" }
+      }
+    }
+    return nil
+  }
 }

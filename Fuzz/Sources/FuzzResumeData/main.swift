@@ -20,6 +20,9 @@ enum ResumeDataHarness {
     let data = Data(fuzzerInput: input)
     checkFastPath(data)
     guard let resume = try? ResumeData(decoding: data, limits: limits) else { return 0 }
+    if let difference = ResumeDifferential.writerDifference(resume) {
+      fatalError("writing from the bytes and through the tree differ: \(difference)")
+    }
     _ = resume.findings()
     _ = (
       resume.currentRequest?.headerFields, resume.originalRequest?.url, resume.response?.statusCode
