@@ -1,7 +1,7 @@
 import Foundation
 import KeyedArchive
 import PropertyList
-import ResumeData
+@_spi(Differential) import ResumeData
 import TestSupport
 import Testing
 
@@ -28,6 +28,14 @@ struct SubArchiveTests {
       written += 1
     }
     return written
+  }
+
+  @Test(
+    "Every resume fixture: what is written from the bytes is what the tree writes",
+    arguments: fixturesRecursively("resume"))
+  func everyFixture(_ name: String) throws {
+    guard let blob = try? ResumeData(decoding: try fixture(name)) else { return }
+    #expect(ResumeDifferential.writerDifference(blob) == nil)
   }
 
   @Test("The Network.framework fixture: every object written from the bytes, as decoded")
