@@ -12,6 +12,8 @@ extension URLRequestArchive {
   /// NSKeyedArchiver writes, and the renamed keys are strings of their own that stay distinct from
   /// every other key. Every other object then keeps its index and its bytes; for an archive in the
   /// layout NSKeyedArchiver and CFNetwork write, that is byte for byte what rebuilding writes.
+  /// (Renaming reads no more of the graph than the request's own object: an archive whose graph
+  /// does not decode, a cycle say, has its keys renamed where rebuilding would fail.)
   ///
   /// - Throws: `KeyedArchiveError` if the archive must be rebuilt and cannot be.
   public func encodedConverted(to target: Layout) throws -> Data {
@@ -63,6 +65,25 @@ extension URLRequestArchive {
         replacements.append(.init(object: key, ascii: "__nsurlrequest_proto_props"))
       }
     }
+    // The renamed object must still read as a request, as the rebuilt one must (else rebuilding
+    // throws, and so must the conversion): a slot 0 key, or a `$3` that is a UID.
+    var readsAsRequest = false
+    var next = 0
+    for position in 0..<table.count(fields) {
+      let key = table.key(fields, position)
+      let renamed = next < replacements.count && replacements[next].object == key
+      if renamed { next += 1 }
+      var text = renamed ? replacements[next - 1].ascii : ""
+      let found = text.withUTF8 { new -> Bool in
+        let bytes = renamed ? UnsafeRawBufferPointer(new) : table.asciiBytes(key)
+        guard let bytes else { return false }
+        let typed = bytes.assumingMemoryBound(to: UInt8.self)
+        return equals(typed, "__nsurlrequest_proto_prop_obj_0")
+          || (equals(typed, "$3") && table.isKind(table.value(fields, position), .uid))
+      }
+      if found { readsAsRequest = true }
+    }
+    guard readsAsRequest else { return nil }
     let rootKey = target == .dollarNumbered ? "root" : "NSKeyedArchiveRootObjectKey"
     let rootKeyObject = table.key(archive.topDictionary, 0)
     guard let rootText = table.asciiBytes(rootKeyObject) else { return nil }
