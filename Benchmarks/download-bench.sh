@@ -2,8 +2,9 @@
 # The download benchmark: nginx on 127.0.0.1 serving a 1 GiB and a 4 GiB file, each fetched by curl,
 # by a bare URLSession data task that discards the bytes (Benchmarks/urlsession-floor, the floor for
 # anything built on URLSession), by the same task writing each chunk to a file (floorw: the floor for
-# a download that keeps the file) and by `resumedata download` (release build), with wall time, CPU
-# time and peak RSS of each, best of several rounds.
+# a download that keeps the file) and by `resumedata download` (release build; again with
+# `--digest none`, as neither floor computes a SHA-256), with wall time, CPU time and peak RSS of
+# each, best of several rounds.
 # First the throttled lines: a 64 MiB file from a location whose every connection nginx holds to
 # 4 MiB/s (`limit_rate`, as servers and paths limit one connection), fetched by curl (one
 # connection), by `aria2c -x4 -s4` (Debian's aria2, installed when missing) and by ours with
@@ -67,9 +68,9 @@ if [ "$throttled" = 1 ]; then
 fi
 "$bin/resumedata-bench" download "${urls[@]}" --tool "$bin/resumedata" \
   --floor "$work/urlsession-floor" --rounds "$rounds" --output-dir "$work/out"
-# Requests per download, from nginx's log: curl and the two floors make one a round; ours one more
-# for every continuation.
+# Requests per download, from nginx's log: curl and the two floors make one a round; ours (with
+# and without its digest) one each, and one more for every continuation.
 for size in $sizes; do
   requests=$(awk -v path="/$size.bin" '$7 == path' "$work/access.log" | wc -l)
-  echo "download $size.bin requests over $rounds rounds: curl $rounds, floor $rounds, floorw $rounds, ours $((requests - 3 * rounds))"
+  echo "download $size.bin requests over $rounds rounds: curl $rounds, floor $rounds, floorw $rounds, ours and oursnd $((requests - 3 * rounds)) (fewest: $((2 * rounds)))"
 done

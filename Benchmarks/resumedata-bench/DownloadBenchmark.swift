@@ -28,7 +28,9 @@ enum DownloadBenchmark {
       --url <url>             A file to fetch (repeatable).
       --tool <path>           The resumedata executable (default: next to this benchmark).
       --floor <path>          The urlsession-floor executable (default: none, no floor lines): run
-                              discarding the bytes (floor) and writing them to a file (floorw).
+                              discarding the bytes (floor) and writing them to a file (floorw);
+                              ours then runs a second time with --digest none (oursnd), the
+                              SHA-256 neither floor computes left out.
       --aria2 <path>          aria2c, run as `aria2c -x N -s N` with N the connections, and
                               again with `-k 1M` (aria2k: its smallest piece at ours; by
                               default it splits none below 20 MiB) (default: none, no aria2
@@ -139,6 +141,17 @@ enum DownloadBenchmark {
           [tool, "download", url, "-o", ours, "--state-dir", state]
             + (connections > 1 ? ["--connections", "\(connections)"] : [])
         ))
+      // Beside the floors, ours without the SHA-256 it computes by default (which neither floor
+      // nor curl computes): what the transfer and the file cost it alone.
+      let oursBare = outputDirectory.appendingPathComponent("oursnd-\(name)").path
+      if floor != nil {
+        contenders.append(
+          (
+            "oursnd",
+            [tool, "download", url, "-o", oursBare, "--state-dir", state, "--digest", "none"]
+              + (connections > 1 ? ["--connections", "\(connections)"] : [])
+          ))
+      }
       var best = [String: Usage]()
       for round in 1...rounds {
         for contender in contenders {
@@ -157,6 +170,7 @@ enum DownloadBenchmark {
             || viaAria2.allSatisfy {
               FileManager.default.contentsEqual(atPath: theirs, andPath: $0)
             })
+          && (floor == nil || FileManager.default.contentsEqual(atPath: theirs, andPath: oursBare))
           && best.values.allSatisfy { $0.status == 0 }
         failed = failed || !ok
         if round == rounds || !ok {
@@ -172,7 +186,9 @@ enum DownloadBenchmark {
         }
         try? FileManager.default.removeItem(atPath: theirs)
         try? FileManager.default.removeItem(atPath: ours)
-        for path in viaAria2 + [floorOutput] { try? FileManager.default.removeItem(atPath: path) }
+        for path in viaAria2 + [floorOutput, oursBare] {
+          try? FileManager.default.removeItem(atPath: path)
+        }
         if !ok { break }
       }
       for contender in contenders {
@@ -184,6 +200,7 @@ enum DownloadBenchmark {
       }
       let pairs = [
         ("ours", "curl"), ("floor", "curl"), ("ours", "floor"), ("ours", "floorw"),
+        ("oursnd", "floor"), ("oursnd", "floorw"), ("floorw", "floor"),
         ("aria2", "curl"),
         ("ours", "aria2"), ("ours", "aria2k"),
       ]
