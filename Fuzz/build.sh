@@ -9,6 +9,10 @@
 set -eu
 cd "$(dirname "$0")"
 [ $# -gt 0 ] || set -- FuzzBinaryPlist FuzzXMLPlist FuzzKeyedArchive FuzzResumeData FuzzSegmentMap FuzzBatch
+# SwiftPM keeps the plan of a build here, and reuses it without noticing source files added to the
+# package it depends on by path (the library itself): a new file's symbols are then missing, or
+# worse, an old build of the harness runs. Planned afresh every time: it takes a few seconds.
+rm -f .build/*/release/description.json
 for product in "$@"; do
   swift build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
     -Xcc -fsanitize=address --product "$product"
