@@ -393,9 +393,11 @@ private struct SubArchiveBuilder {
       if let base = table.value(object, forKey: "NS.base"), table.isKind(base, .uid),
         !view.isNull(table.uid(base))
       {
-        // Decoding refuses a base that is not a URL.
+        // Decoding refuses a base that is not a URL, and UID 0 decodes to nil whatever object 0
+        // is (a base of UID 0 naming anything but `$null` is refused).
         let uid = table.uid(base)
-        guard uid < UInt64(view.count), let baseClass = view.classUID(ofInstance: view.object(uid)),
+        guard uid != 0, uid < UInt64(view.count),
+          let baseClass = view.classUID(ofInstance: view.object(uid)),
           view.mostDerivedClassIs(baseClass, "NSURL")
         else { return nil }
         baseUID = uid
