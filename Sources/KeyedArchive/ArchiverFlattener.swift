@@ -22,15 +22,9 @@ enum ArchiverFlattener {
   /// Apple-made archives (Foundation's class clusters and a few singletons); every other observed
   /// class (formatters, index sets, measurements, units, regular expressions) had two objects.
   /// Unobserved classes, NSURLRequest and NSHTTPURLResponse among them, are assumed not to share.
-  static let sharedClassNames: Set<String> = [
-    "NSArray", "NSMutableArray", "NSDictionary", "NSMutableDictionary", "NSSet", "NSMutableSet",
-    "NSString",
-    "NSMutableString", "NSData", "NSMutableData", "NSDate", "NSNumber", "NSLocale", "NSNull",
-    "NSURL", "NSUUID",
-    "NSUnit", "NSValue",
-  ]
+  static let sharedClassNames = Set(sharedClassNameTexts.map { "\($0)" })
 
-  /// `sharedClassNames`, as constants, for writers that compare bytes.
+  /// `sharedClassNames`, as constants (for writers that compare bytes, and the set is made of them).
   static let sharedClassNameTexts: [StaticString] = [
     "NSArray", "NSMutableArray", "NSDictionary", "NSMutableDictionary", "NSSet", "NSMutableSet",
     "NSString", "NSMutableString", "NSData", "NSMutableData", "NSDate", "NSNumber", "NSLocale",
