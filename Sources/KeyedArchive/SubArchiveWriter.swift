@@ -19,6 +19,19 @@ extension KeyedArchiveView {
     var flattener = SubArchiveFlattener(objects: builder.objects, view: self)
     return flattener.encoded(rootUID: root, rootKey: "NSKeyedArchiveRootObjectKey")
   }
+
+  /// Whether `archivedAsRoot(uid)` would write the object, found without writing it: then
+  /// `decodeValue(uid)` succeeds too, under limits of at least 256 levels and 100,000 visits.
+  ///
+  /// - Parameter written: objects that `archivedAsRoot` has written on their own, which are then
+  ///   known to decode and are not followed again.
+  package func decodesFromBytes(
+    _ uid: UInt64, written: [UInt64] = [], maximumDepth: Int = 64
+  ) -> Bool {
+    var builder = SubArchiveBuilder(view: self, maximumDepth: maximumDepth)
+    builder.known = written
+    return builder.encode(uid) != nil
+  }
 }
 
 extension KeyedArchive {
@@ -183,6 +196,8 @@ private struct SubArchiveBuilder {
   var numbers: [(value: PropertyListValue, uid: UInt64)] = []
   var classes: [(chain: [Text], uid: UInt64)] = []
   var inProgress: [UInt64] = []
+  // Objects known to decode, laid out as null: only for checking, whose layout is thrown away.
+  var known: [UInt64] = []
   // Objects visited: decoding expands a shared object at each reference, as this does, so an
   // archive of objects shared over and over could make the work grow exponentially.
   var visits = 0
@@ -248,7 +263,7 @@ private struct SubArchiveBuilder {
 
   /// The UID the builder gives the object `uid` names; nil to leave it to the tree.
   mutating func encode(_ uid: UInt64) -> UInt64? {
-    if uid == 0 { return 0 }
+    if uid == 0 || known.contains(uid) { return 0 }
     visits += 1
     guard uid < UInt64(view.count), visits <= Self.maximumVisits else { return nil }
     let object = view.object(uid)

@@ -125,7 +125,7 @@ extension ResumeData {
       notes.dropped += inner.findings.filter { $0.code == "conversion-dropped" }.map(\.path)
       bytes = try ResumeDataError.wrapping { try Self.keyedBytes(pairs) }
     }
-    let blob = try written ?? ResumeData(decoding: bytes)
+    let blob = try written ?? ResumeData(decoding: bytes, requestsOf: self)
     var findings = [
       Finding(
         "converted", .info,
@@ -182,42 +182,27 @@ private struct Conversion {
   private mutating func networkFrameworkEntries(_ blob: ResumeData) throws
     -> PropertyListDictionary
   {
-    guard let info = blob.networkFrameworkInfo else { return [:] }
+    guard let parts = blob.networkFrameworkParts else { return [:] }
     var entries = PropertyListDictionary()
     if let url = blob.currentRequest?.url ?? blob.originalRequest?.url {
       entries[ResumeDataKey.downloadURL] = .string(url)
     }
-    // Written from the archive's bytes where the objects are of the shapes that writer follows;
-    // else from the decoded values. Both give the same bytes.
-    let inPlace = blob.networkFrameworkView()
-    func archived(_ field: String, _ value: ArchivedValue) throws -> Data {
-      if let inPlace, let uid = inPlace.fields(field), let bytes = inPlace.view.archivedAsRoot(uid)
-      {
-        return bytes
+    // Each object archived on its own when the blob was read (from the archive's bytes where the
+    // objects are of the shapes that writer follows, else from the decoded values: both give the
+    // same bytes).
+    func archived(_ object: NetworkFrameworkSubArchive) throws -> Data? {
+      switch object {
+      case .absent: return nil
+      case .archived(let bytes): return bytes
+      case .unencodable(let error): throw error
       }
-      return try KeyedArchive(root: value).encoded()
     }
-    // The original request is often the current one again (no redirect): archived once.
-    var previous: (request: ArchivedValue, bytes: Data)?
-    for (field, key) in [
-      ("currentRequest", ResumeDataKey.currentRequest),
-      ("originalRequest", ResumeDataKey.originalRequest),
-    ] {
-      guard case .reference(let request)? = info[field], request != .null else { continue }
-      if let previous, previous.request == request {
-        entries[key] = .data(previous.bytes)
-        continue
-      }
-      let bytes = try ResumeDataError.wrapping(at: field) { try archived(field, request) }
-      entries[key] = .data(bytes)
-      previous = (request, bytes)
+    for (index, key) in ResumeData.requestKeys.enumerated() {
+      if let bytes = try archived(parts.request(index)) { entries[key] = .data(bytes) }
     }
-    if case .reference(let response)? = info["response"], response != .null {
-      let bytes = try ResumeDataError.wrapping(at: "response") {
-        try archived("response", response)
-      }
+    if let bytes = try archived(parts.response) {
       entries[ResumeDataKey.response] = .data(bytes)
-      // Read from the blob's own response object, not by decoding the bytes just written.
+      // The validators Network.framework keeps only in the response.
       if let headers = blob.response?.headerFields {
         for (name, key) in [
           ("ETag", ResumeDataKey.entityTag), ("Last-Modified", ResumeDataKey.serverDownloadDate),

@@ -42,7 +42,7 @@ extension ResumeData {
           path: ResumeDataKey.byteRange))
     }
     let current = currentRequest
-    if current == nil, entries[ResumeDataKey.currentRequest] != nil || networkFrameworkInfo != nil {
+    if current == nil, entries[ResumeDataKey.currentRequest] != nil || isNetworkFramework {
       found.append(
         Finding(
           "request-undecodable", .error, "the current request archive does not decode",
@@ -62,7 +62,11 @@ extension ResumeData {
       iOS10Unreadable(current)
       ? ResumeDataKey.currentRequest
       : iOS10Unreadable(originalRequest) ? ResumeDataKey.originalRequest : nil
-    if let first = firstIOS10Unreadable, generation != .networkFramework {
+    // A Network.framework blob holds its requests as objects, not as archives that could be read
+    // back.
+    if let first = firstIOS10Unreadable, generation != .networkFramework,
+      generation != .networkFrameworkWebKit
+    {
       found.append(
         Finding(
           "ios10-request-layout", .info,
@@ -99,7 +103,7 @@ extension ResumeData {
         Finding(
           "no-validator", .error,
           "neither an ETag nor a Last-Modified date was recorded: the server cannot confirm the file is unchanged",
-          path: networkFrameworkInfo != nil || nested != nil ? "response" : ResumeDataKey.entityTag)
+          path: isNetworkFramework || nested != nil ? "response" : ResumeDataKey.entityTag)
       )
     } else if let tag = entityTag, tag.hasPrefix("W/") {
       found.append(

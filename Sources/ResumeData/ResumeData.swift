@@ -55,8 +55,14 @@ public struct ResumeData: Sendable, Hashable {
   /// place (see `init(decoding:limits:)`) decodes it on first use.
   public var archive: KeyedArchive? { archiveStorage?.archive }
   private let archiveStorage: LazyKeyedArchive?
-  /// The root object of a Network.framework blob (`NWURLSessionDownloadResumeInfo`), decoded.
-  public let networkFrameworkInfo: ArchivedObject?
+  /// The root object of a Network.framework blob (`NWURLSessionDownloadResumeInfo`), decoded. A
+  /// blob read in place (see `init(decoding:limits:)`) decodes it on first use.
+  public var networkFrameworkInfo: ArchivedObject? { networkFramework.value?.info }
+  // A Network.framework blob's root: its requests and response archived on their own, and the
+  // decoded object. Made from the archive, so it takes no part in equality.
+  private let networkFramework: Unequated<NetworkFrameworkRoot?>
+  /// Whether this is a Network.framework blob (not one in WebKit's wrapper).
+  var isNetworkFramework: Bool { networkFramework.value != nil }
   // The Network.framework blob inside WebKit's wrapper (an array only to let the type nest).
   private let nestedStorage: [ResumeData]
   // The input, for binary plists: its object table keeps the sharing the producer chose.
@@ -96,17 +102,29 @@ public struct ResumeData: Sendable, Hashable {
   ///
   /// A binary keyed blob whose root dictionary holds only plain values, as CFNetwork writes them,
   /// is read in place: its values and request archives are read straight from the bytes, and the
-  /// archive is decoded on first use of `archive`. Anything else, errors included, takes the eager
-  /// path, with the same result.
+  /// archive is decoded on first use of `archive`. So is a Network.framework blob whose root object
+  /// holds the shapes `KeyedArchiveView.archivedAsRoot` writes: its requests and response are
+  /// archived on their own straight from the bytes, and `networkFrameworkInfo` is decoded on first
+  /// use. Anything else, errors included, takes the eager path, with the same result.
   public init(decoding data: Data, limits: KeyedArchiveLimits = .default) throws {
+    try self.init(decoding: data, limits: limits, requestsOf: nil)
+  }
+
+  /// `init(decoding:limits:)` of a blob made from `source` (a conversion), whose decoded requests
+  /// serve for the request archives it carries over unchanged (see `refreshRequests`).
+  init(decoding data: Data, limits: KeyedArchiveLimits = .default, requestsOf source: ResumeData?)
+    throws
+  {
     // Initialized in place by delegation: assigning a blob made elsewhere to `self` copies it,
     // retaining each of its references.
-    if let parts = Self.inPlaceParts(data, limits: limits) {
+    if let network = Self.networkFrameworkInPlace(data, limits: limits) {
+      self.init(networkFramework: network, data: data, limits: limits)
+    } else if let parts = Self.inPlaceParts(data, limits: limits) {
       self.init(inPlace: parts, data: data, limits: limits)
     } else {
       try self.init(parsing: data, limits: limits)
     }
-    refreshRequests()
+    refreshRequests(reusing: source)
   }
 
   /// Reads a blob on the eager path only (its archive and request archives decoded in full), for
@@ -172,9 +190,50 @@ public struct ResumeData: Sendable, Hashable {
     rootKeyOrder = parts.order
     rootIsMutable = parts.mutable
     entryKeysAreKnown = Unequated(parts.keysAreKnown)
-    networkFrameworkInfo = nil
+    networkFramework = Unequated(nil)
     container = .keyedArchive
     generation = isSafari ? .safari : .keyed
+    nestedStorage = []
+  }
+
+  /// A Network.framework blob's unmasked archive and root parts read in place, or nil when the
+  /// eager path must read it: anything but a binary archive that `KeyedArchiveView` reads whose
+  /// root is an `NWURLSession…` object that `KeyedArchiveView.archivedAsRoot` can write (which
+  /// decoding it then succeeds on), or limits below those the two paths are compared under.
+  private static func networkFrameworkInPlace(_ data: Data, limits: KeyedArchiveLimits) -> (
+    unmasked: Data, parts: NetworkFrameworkParts
+  )? {
+    // The writer from the bytes follows at most 10,000 objects 64 deep: far below these, the
+    // fuzz targets' limits, under which its acceptance implies the decoder's.
+    guard NetworkFrameworkMask.isMasked(data), limits.effectiveMaximumDepth >= 256,
+      limits.maximumVisits >= 100_000
+    else { return nil }
+    let unmasked = NetworkFrameworkMask.toggled(data)
+    guard let view = KeyedArchiveView(unmasked, limits: limits.propertyList),
+      view.rootUID != 0,
+      let classUID = view.classUID(ofInstance: view.object(view.rootUID)),
+      view.mostDerivedClassName(classUID).hasPrefix("NWURLSession"),
+      let parts = NetworkFrameworkParts(view: view),
+      view.decodesFromBytes(view.rootUID, written: parts.writtenUIDs)
+    else { return nil }
+    return (unmasked, parts)
+  }
+
+  /// A Network.framework blob from what `networkFrameworkInPlace` read; its archive and root
+  /// object are decoded on first use.
+  private init(
+    networkFramework network: consuming (unmasked: Data, parts: NetworkFrameworkParts), data: Data,
+    limits: KeyedArchiveLimits
+  ) {
+    original = data
+    let storage = LazyKeyedArchive(bytes: network.unmasked, recipe: .decoding(limits))
+    archiveStorage = storage
+    networkFramework = Unequated(
+      NetworkFrameworkRoot(parts: network.parts, archive: storage, limits: limits))
+    generation = .networkFramework
+    container = .nwArchive
+    entries = [:]
+    archivedEntries = [:]
     nestedStorage = []
   }
 
@@ -187,8 +246,10 @@ public struct ResumeData: Sendable, Hashable {
       container = .nwArchive
       entries = [:]
       archivedEntries = [:]
-      archiveStorage = LazyKeyedArchive(archive)
-      networkFrameworkInfo = info
+      let storage = LazyKeyedArchive(archive)
+      archiveStorage = storage
+      networkFramework = Unequated(
+        NetworkFrameworkRoot(info: info, archive: storage, limits: limits))
       nestedStorage = []
       return
     }
@@ -218,7 +279,7 @@ public struct ResumeData: Sendable, Hashable {
       archivedEntries = keyed.archived
       rootKeyOrder = keyed.order
       rootIsMutable = keyed.mutable
-      networkFrameworkInfo = nil
+      networkFramework = Unequated(nil)
       container = decoded.format == .xml ? .keyedArchiveXML : .keyedArchive
       // WebKit wraps a Network.framework blob, and only that: anything else under `data` stays a
       // plain value, so that nesting can never recurse.
@@ -246,7 +307,7 @@ public struct ResumeData: Sendable, Hashable {
     entries = top
     archivedEntries = [:]
     archiveStorage = nil
-    networkFrameworkInfo = nil
+    networkFramework = Unequated(nil)
     nestedStorage = []
     container = decoded.format == .xml ? .xmlPlist : .binaryPlist
     generation = Self.plainGeneration(top)
@@ -276,7 +337,7 @@ public struct ResumeData: Sendable, Hashable {
     entries = top
     archivedEntries = [:]
     archiveStorage = nil
-    networkFrameworkInfo = nil
+    networkFramework = Unequated(nil)
     nestedStorage = []
     container = .xmlPlist
     generation = Self.plainGeneration(top)
@@ -523,7 +584,7 @@ public struct ResumeData: Sendable, Hashable {
 
   /// A header of a Network.framework blob's response (its validators live only there).
   private func networkFrameworkHeader(_ name: String) -> String? {
-    guard networkFrameworkInfo != nil || nested != nil else { return nil }
+    guard isNetworkFramework || nested != nil else { return nil }
     return response?.headerFields?.first {
       HTTPFieldName.equal($0.name, name)
     }?.value
@@ -531,18 +592,13 @@ public struct ResumeData: Sendable, Hashable {
   /// `NSURLSessionResumeInfoTempFileName`, or a Network.framework blob's `tempFileName`.
   public var tempFileName: String? {
     if let name = string(ResumeDataKey.tempFileName) { return name }
-    if case .reference(.string(let name, _))? = networkFrameworkInfo?["tempFileName"] {
-      return name
-    }
+    if let name = networkFramework.value?.parts.tempFileName { return name }
     return nested?.tempFileName
   }
   /// `NSURLSessionResumeInfoLocalPath`, or a Network.framework blob's `fileURL`.
   public var localPath: String? {
     if let path = string(ResumeDataKey.localPath) { return path }
-    if case .reference(.url(let url))? = networkFrameworkInfo?["fileURL"] {
-      return url.absoluteString
-    }
-    return nil
+    return networkFramework.value?.parts.fileURL
   }
   /// `ResumeDataKitSegments`: the segment map of a segmented download of this toolkit's (which
   /// bytes of the partial file are on disk), as text.
@@ -572,15 +628,15 @@ public struct ResumeData: Sendable, Hashable {
   ///
   /// - Parameter eagerly: decode the request archives in full rather than read them in place.
   mutating func refreshRequests(eagerly: Bool = false, reusing source: ResumeData? = nil) {
-    let currentBytes = data(ResumeDataKey.currentRequest)
-    let originalBytes = data(ResumeDataKey.originalRequest)
+    let currentBytes = requestBytes(0)
+    let originalBytes = requestBytes(1)
     // A blob made from another (a conversion) mostly carries its request archives over unchanged:
     // the same bytes decode to the same value, so `source`'s decoded requests serve.
     if let source, !eagerly {
       let reused = [currentBytes, originalBytes].map { bytes -> URLRequestArchive? in
         guard let bytes else { return nil }
-        for (index, key) in Self.requestKeys.enumerated() {
-          if let decoded = source.decodedRequest(index), source.data(key) == bytes {
+        for index in 0..<2 {
+          if let decoded = source.decodedRequest(index), source.requestBytes(index) == bytes {
             return decoded
           }
         }
@@ -591,73 +647,40 @@ public struct ResumeData: Sendable, Hashable {
         return
       }
     }
-    decodedCurrentRequest = request(currentBytes, field: "currentRequest", eagerly: eagerly)
+    decodedCurrentRequest = request(currentBytes, eagerly: eagerly)
     // A blob often archives one request twice (no redirect, or a repair that filled one from the
     // other): the same bytes decode to the same value, so the second decoding is skipped.
     if let currentBytes, currentBytes == originalBytes {
       decodedOriginalRequest = decodedCurrentRequest
     } else {
-      decodedOriginalRequest = request(originalBytes, field: "originalRequest", eagerly: eagerly)
+      decodedOriginalRequest = request(originalBytes, eagerly: eagerly)
     }
   }
 
-  private func request(_ bytes: Data?, field: String, eagerly: Bool) -> URLRequestArchive? {
-    if let bytes {
-      if eagerly { return try? URLRequestArchive(archive: KeyedArchive(decoding: bytes)) }
-      return try? URLRequestArchive(decoding: bytes)
-    }
-    // Network.framework keeps its requests as objects of its own archive: view one as the root.
-    guard let view = objectView(field) else { return nil }
-    return try? URLRequestArchive(archive: view)
+  /// The archive of the current (0) or original (1) request: the blob's entry, or a
+  /// Network.framework blob's request object archived on its own.
+  func requestBytes(_ index: Int) -> Data? {
+    if let network = networkFramework.value { return network.parts.request(index).bytes }
+    return data(Self.requestKeys[index])
+  }
+
+  private func request(_ bytes: Data?, eagerly: Bool) -> URLRequestArchive? {
+    guard let bytes else { return nil }
+    if eagerly { return try? URLRequestArchive(archive: KeyedArchive(decoding: bytes)) }
+    return try? URLRequestArchive(decoding: bytes)
   }
 
   /// The archived response (`NSURLSessionResumeResponse`, or a Network.framework blob's
-  /// `response` object), decoded.
+  /// `response` object archived on its own), decoded.
   public var response: URLResponseArchive? {
-    if let bytes = data(ResumeDataKey.response) { return try? URLResponseArchive(decoding: bytes) }
-    if let nested { return nested.response }
-    guard let view = objectView("response") else { return nil }
-    return try? URLResponseArchive(archive: view)
+    if let bytes = data(ResumeDataKey.response) ?? networkFramework.value?.parts.response.bytes {
+      return try? URLResponseArchive(decoding: bytes)
+    }
+    return nested?.response
   }
 
-  /// A Network.framework blob's unmasked archive read in place, and the UIDs of its root object's
-  /// fields, for writing those objects as archives of their own from the bytes (see
-  /// `KeyedArchiveView.archivedAsRoot`); nil for other blobs, or when it does not read in place.
-  package func networkFrameworkView() -> (view: KeyedArchiveView, fields: (String) -> UInt64?)? {
-    guard networkFrameworkInfo != nil,
-      let view = KeyedArchiveView(
-        NetworkFrameworkMask.toggled(original), limits: KeyedArchiveLimits.default.propertyList)
-    else { return nil }
-    let table = view.table
-    let root = view.object(view.rootUID)
-    guard table.isKind(root, .dictionary) else { return nil }
-    return (
-      view,
-      { field in
-        // The decoder reads an object's fields by their exact keys.
-        var key = field
-        return key.withUTF8 { key in
-          for position in 0..<table.count(root) {
-            guard let bytes = table.asciiBytes(table.key(root, position)),
-              bytes.elementsEqual(UnsafeRawBufferPointer(key))
-            else { continue }
-            let value = table.value(root, position)
-            return table.isKind(value, .uid) ? table.uid(value) : nil
-          }
-          return nil
-        }
-      }
-    )
-  }
-
-  /// A Network.framework blob's object field viewed as the root of an archive of its own.
-  private func objectView(_ field: String) -> KeyedArchive? {
-    guard let archive, networkFrameworkInfo != nil,
-      case .dictionary(let fields)? = try? archive.object(archive.rootUID),
-      case .uid(let uid)? = fields[field], uid != 0
-    else { return nil }
-    return try? KeyedArchive(objectsOf: archive, rootKey: "root", rootUID: uid)
-  }
+  /// A Network.framework blob's root parts (nil for other blobs).
+  var networkFrameworkParts: NetworkFrameworkParts? { networkFramework.value?.parts }
 
   /// Whether `unknownKeys` is not empty, found without building it.
   var hasUnknownKeys: Bool {

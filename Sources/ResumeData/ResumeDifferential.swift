@@ -55,20 +55,34 @@ public enum ResumeDifferential {
     return fields.first { $0.1(lhs) != $0.1(rhs) }?.0
   }
 
+  /// A Network.framework blob's request and response objects as it archived each on its own, by
+  /// field (`currentRequest`, `originalRequest`, `response`); nil for other blobs.
+  public static func networkFrameworkArchives(_ blob: ResumeData) -> [String: Data]? {
+    guard let parts = blob.networkFrameworkParts else { return nil }
+    var archives = [String: Data]()
+    archives["currentRequest"] = parts.currentRequest.bytes
+    archives["originalRequest"] = parts.originalRequest.bytes
+    archives["response"] = parts.response.bytes
+    return archives
+  }
+
   /// Where writing from the bytes and writing through the decoded tree differ for a blob, or nil:
   /// each object of a Network.framework blob archived on its own (`currentRequest`,
-  /// `originalRequest`, `response`), and the blob's plain entries archived as a keyed root (both
-  /// root keys, mutable or not). Each is compared only where the writer from the bytes writes it.
+  /// `originalRequest`, `response`) and its partial file's name and URL, as the blob holds them
+  /// against what its decoded root gives, and the blob's plain entries archived as a keyed root
+  /// (both root keys, mutable or not), compared where the writer from the bytes writes them.
   public static func writerDifference(_ blob: ResumeData) -> String? {
-    if let info = blob.networkFrameworkInfo, let inPlace = blob.networkFrameworkView() {
-      for field in ["currentRequest", "originalRequest", "response"] {
-        guard case .reference(let value)? = info[field], value != .null,
-          let uid = inPlace.fields(field), let fromBytes = inPlace.view.archivedAsRoot(uid)
-        else { continue }
-        guard let decoded = try? KeyedArchive(root: value).encoded() else {
-          return "\(field) archived from the bytes, but not from its decoded value"
-        }
-        if fromBytes != decoded { return "\(field) archived from the bytes differs" }
+    if let parts = blob.networkFrameworkParts, let info = blob.networkFrameworkInfo {
+      let tree = NetworkFrameworkParts(info: info)
+      for (field, fromBytes, decoded) in [
+        ("currentRequest", parts.currentRequest, tree.currentRequest),
+        ("originalRequest", parts.originalRequest, tree.originalRequest),
+        ("response", parts.response, tree.response),
+      ] where fromBytes.bytes != decoded.bytes {
+        return "\(field) archived from the bytes differs from its decoded value"
+      }
+      if parts.tempFileName != tree.tempFileName || parts.fileURL != tree.fileURL {
+        return "the partial file read from the bytes differs from the decoded root"
       }
     }
     let pairs = blob.entries.entries.map {

@@ -1,0 +1,160 @@
+import Foundation
+import KeyedArchive
+@_spi(InPlace) import PropertyList
+import Synchronization
+
+// What the toolkit reads from a Network.framework blob's root object: its requests and response as
+// archives of their own (the form CFNetwork's blobs keep them in, and what conversion writes), its
+// partial file's name and URL. A blob read in place gets these from the archive's bytes, without
+// decoding the archive; the decoded root object (`networkFrameworkInfo`) is then made on first use.
+
+/// An object field of a Network.framework root archived on its own.
+enum NetworkFrameworkSubArchive: Sendable {
+  /// The field is absent, nil, or not a reference.
+  case absent
+  /// `KeyedArchive(root: value).encoded()` of the object the field names.
+  case archived(Data)
+  /// Archiving the object threw: what conversion reports.
+  case unencodable(ResumeDataError)
+
+  var bytes: Data? {
+    if case .archived(let bytes) = self { return bytes }
+    return nil
+  }
+}
+
+/// The fields of a Network.framework root object the toolkit reads.
+struct NetworkFrameworkParts: Sendable {
+  var currentRequest: NetworkFrameworkSubArchive
+  var originalRequest: NetworkFrameworkSubArchive
+  var response: NetworkFrameworkSubArchive
+  /// `tempFileName`, when it names a string.
+  var tempFileName: String?
+  /// `fileURL`'s absolute string, when it names a URL.
+  var fileURL: String?
+  /// The objects archived from the bytes of an archive read in place (known to decode, then).
+  var writtenUIDs: [UInt64] = []
+
+  /// The fields of a decoded root object.
+  init(info: ArchivedObject) {
+    func archived(_ field: String, sameAs earlier: (ArchivedValue, NetworkFrameworkSubArchive)?)
+      -> (ArchivedValue, NetworkFrameworkSubArchive)?
+    {
+      guard case .reference(let value)? = info[field], value != .null else { return nil }
+      // The original request is often the current one again (no redirect): archived once.
+      if let earlier, earlier.0 == value { return earlier }
+      do {
+        let bytes = try ResumeDataError.wrapping(at: field) {
+          try KeyedArchive(root: value).encoded()
+        }
+        return (value, .archived(bytes))
+      } catch let error as ResumeDataError {
+        return (value, .unencodable(error))
+      } catch {
+        return (value, .unencodable(ResumeDataError(.keyedArchive, "\(error)", at: field)))
+      }
+    }
+    let current = archived("currentRequest", sameAs: nil)
+    currentRequest = current?.1 ?? .absent
+    originalRequest = archived("originalRequest", sameAs: current)?.1 ?? .absent
+    response = archived("response", sameAs: nil)?.1 ?? .absent
+    if case .reference(.string(let name, _))? = info["tempFileName"] { tempFileName = name }
+    if case .reference(.url(let url))? = info["fileURL"] { fileURL = url.absoluteString }
+  }
+
+  /// The fields of the root object of an archive read in place, each what `init(info:)` gives for
+  /// the decoded root; nil when one of them is not written from the bytes (the caller then decodes
+  /// the archive). The caller then checks that the rest of the root decodes (`decodesFromBytes`).
+  init?(view: KeyedArchiveView) {
+    let table = view.table
+    let root = view.object(view.rootUID)
+    // The UID a reference field names, or nil for one that is absent, nil or held inline.
+    func reference(_ field: StaticString) -> UInt64? {
+      guard let value = table.value(root, forKey: field), table.isKind(value, .uid) else {
+        return nil
+      }
+      let uid = table.uid(value)
+      return uid == 0 || view.isNull(uid) ? nil : uid
+    }
+    func archived(_ uid: UInt64?) -> NetworkFrameworkSubArchive? {
+      guard let uid else { return .absent }
+      return view.archivedAsRoot(uid).map { .archived($0) }
+    }
+    let currentUID = reference("currentRequest")
+    let originalUID = reference("originalRequest")
+    guard let current = archived(currentUID),
+      let original = originalUID == currentUID ? current : archived(originalUID),
+      let response = archived(reference("response"))
+    else { return nil }
+    (currentRequest, originalRequest, self.response) = (current, original, response)
+    writtenUIDs = [currentUID, originalUID, reference("response")].compactMap { $0 }
+    if let uid = reference("tempFileName") {
+      let object = view.object(uid)
+      if table.isKind(object, .string) {
+        tempFileName = table.string(object)
+      } else if let classUID = view.classUID(ofInstance: object) {
+        // An NSString instance decodes to its string; an NSMutableString is never written from
+        // the bytes, and the check of the root has turned it down.
+        if view.mostDerivedClassIs(classUID, "NSString") {
+          tempFileName = view.referencedOrInlineString(object, "NS.string")
+        }
+      }
+    }
+    if let uid = reference("fileURL"), let classUID = view.classUID(ofInstance: view.object(uid)),
+      view.mostDerivedClassIs(classUID, "NSURL")
+    {
+      let url = view.object(uid)
+      // A URL relative to a base is resolved by Foundation's rules: left to the decoded value.
+      if let base = table.value(url, forKey: "NS.base"), table.isKind(base, .uid),
+        !view.isNull(table.uid(base))
+      {
+        return nil
+      }
+      fileURL = view.referencedOrInlineString(url, "NS.relative")
+    }
+  }
+
+  /// The archive of the current (0) or original (1) request.
+  func request(_ index: Int) -> NetworkFrameworkSubArchive {
+    index == 0 ? currentRequest : originalRequest
+  }
+}
+
+/// A Network.framework blob's parts, and its root object decoded from the archive on first use.
+/// Both are made from the archive, so they take no part in the blob's equality (see `Unequated`).
+final class NetworkFrameworkRoot: Sendable {
+  let parts: NetworkFrameworkParts
+  private let archive: LazyKeyedArchive
+  private let limits: KeyedArchiveLimits
+  private let decoded: Mutex<ArchivedObject?>
+
+  /// Parts of the root object already decoded.
+  init(info: ArchivedObject, archive: LazyKeyedArchive, limits: KeyedArchiveLimits) {
+    parts = NetworkFrameworkParts(info: info)
+    self.archive = archive
+    self.limits = limits
+    decoded = Mutex(info)
+  }
+
+  /// Parts read in place from an archive checked to decode, with a root that decodes.
+  init(parts: NetworkFrameworkParts, archive: LazyKeyedArchive, limits: KeyedArchiveLimits) {
+    self.parts = parts
+    self.archive = archive
+    self.limits = limits
+    decoded = Mutex(nil)
+  }
+
+  /// The root object, decoded now if it was not yet.
+  var info: ArchivedObject {
+    decoded.withLock { decoded in
+      if let decoded { return decoded }
+      guard case .object(let object)? = try? archive.archive.decodeRoot(limits: limits) else {
+        // The in-place check accepts only roots that decode to an object (the fuzz targets
+        // compare the two paths on every input): reaching this is a bug in that check.
+        fatalError("a Network.framework root the in-place check accepted does not decode")
+      }
+      decoded = object
+      return object
+    }
+  }
+}
