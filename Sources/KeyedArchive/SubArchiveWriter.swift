@@ -121,6 +121,20 @@ public enum SubArchiveDifferential {
     }
     return archives
   }
+
+  /// The first of the first `limit` objects of the archive `data` read in place for which
+  /// `KeyedArchiveView.decodesFromBytes` and `archivedAsRoot` disagree (one accepts, the other
+  /// does not), or nil.
+  public static func checkDisagreement(
+    _ data: Data, firstObjects limit: Int, limits: PropertyListLimits = .default
+  ) -> UInt64? {
+    guard let view = KeyedArchiveView(data, limits: limits) else { return nil }
+    for uid in 1..<UInt64(max(1, min(view.count, limit)))
+    where view.decodesFromBytes(uid) != (view.archivedAsRoot(uid) != nil) {
+      return uid
+    }
+    return nil
+  }
 }
 
 /// ASCII text: bytes of the archive read in place, or of a constant.

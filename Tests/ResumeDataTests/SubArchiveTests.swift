@@ -1,5 +1,5 @@
 import Foundation
-import KeyedArchive
+@_spi(Differential) import KeyedArchive
 import PropertyList
 @_spi(Differential) import ResumeData
 import TestSupport
@@ -44,8 +44,13 @@ struct SubArchiveTests {
 
   @Test("The Network.framework fixture: every object written from the bytes, as decoded")
   func fixtureBlob() throws {
-    let blob = try ResumeData(decoding: try fixture("resume/network-framework.blob"))
+    let data = try fixture("resume/network-framework.blob")
+    let blob = try ResumeData(decoding: data)
     #expect(try compare(blob, "network-framework.blob") == 3)
+    // The check of the root is the writer's walk: it accepts exactly the objects written.
+    #expect(
+      SubArchiveDifferential.checkDisagreement(
+        NetworkFrameworkMask.toggled(data), firstObjects: 48) == nil)
   }
 
   @Test("Converted blobs of every shape: written from the bytes, as decoded")

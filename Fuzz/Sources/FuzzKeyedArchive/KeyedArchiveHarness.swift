@@ -99,6 +99,13 @@ enum KeyedArchiveHarness {
   // MARK: 5. Objects archived on their own from the bytes
 
   static func checkSubArchives(_ data: Data) {
+    // The check that lets a Network.framework blob be read in place is the writer's walk alone.
+    if let uid = SubArchiveDifferential.checkDisagreement(
+      data, firstObjects: 48, limits: limits.propertyList)
+    {
+      fatalError(
+        "object \(uid): the check and the writer from the bytes disagree\n  input \(hex(data))")
+    }
     guard
       let archives = SubArchiveDifferential.archivedAsRoot(
         data, firstObjects: 48, limits: limits.propertyList),

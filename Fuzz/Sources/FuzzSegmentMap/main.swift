@@ -16,7 +16,8 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     else { fatalError("ranges out of order or outside the total: \(text)") }
     next = range.upperBound
   }
-  let covered = map.onDisk.reduce(Int64(0)) { $0 + Int64($1.count) }
+  let covered =
+    map.onDisk.reduce(Int64(0)) { $0 + Int64($1.count) }
     + map.missing.reduce(Int64(0)) { $0 + Int64($1.count) }
   guard covered == map.total, covered >= map.bytesOnDisk, map.contiguousPrefix <= map.total else {
     fatalError("the ranges do not cover the file once: \(text)")
