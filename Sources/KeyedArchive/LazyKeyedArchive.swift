@@ -48,6 +48,15 @@ package final class LazyKeyedArchive: Sendable, Hashable {
     state = Mutex(State(view: view))
   }
 
+  /// A box that decodes `bytes` on first use, for bytes written by this library's archive writer
+  /// (`KeyedArchive.encoded(as: .binary)`, or a writer that gives its bytes), which decode and are
+  /// already their own encoding: `encoded()` returns them without decoding.
+  package init(writtenBytes bytes: Data, limits: PropertyListLimits) {
+    self.bytes = bytes
+    recipe = .propertyList(limits)
+    state = Mutex(State(reproducesBytes: true))
+  }
+
   /// Whether the archive has not been decoded yet.
   package var isPending: Bool {
     state.withLock { $0.decoded == nil }

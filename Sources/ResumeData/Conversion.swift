@@ -109,6 +109,12 @@ extension ResumeData {
         bytes = try ResumeDataError.wrapping {
           try Self.keyedBytes(pairs, format: wantedContainer == .keyedArchiveXML ? .xml : .binary)
         }
+        // Every pair from the dictionary: no archived value of the source's joins them.
+        if wantedContainer == .keyedArchive, pairs.count == dictionary.count {
+          written = ResumeData(
+            writtenAsKeyed: dictionary, data: bytes,
+            limits: KeyedArchiveLimits.default.propertyList, requestsOf: self)
+        }
       }
     case .networkFramework:
       bytes = try notes.networkFrameworkBytes(dictionary)

@@ -344,6 +344,49 @@ public struct ResumeData: Sendable, Hashable {
     refreshRequests(reusing: source)
   }
 
+  /// The keyed blob `init(decoding:)` reads from `data`, the binary archive that `keyedBytes`
+  /// just wrote of `dictionary` as a mutable root, made without reading it back; nil when that
+  /// could differ, and the bytes must be read.
+  ///
+  /// Reading it back takes the in-place path and gives the dictionary as it is, as long as every
+  /// value is a string, number, boolean or data (what a root of plain values reads back as), the
+  /// dictionary holds a resume-data key and no WebKit wrapper's blob, and the reader's limits are
+  /// far off. A conversion to keyed read its own output back, which cost a Network.framework
+  /// conversion a sixteenth of a record.
+  init?(
+    writtenAsKeyed dictionary: PropertyListDictionary, data: Data, limits: PropertyListLimits,
+    requestsOf source: ResumeData
+  ) {
+    guard data.count <= limits.maximumInputSize / 2, data.count <= limits.maximumValueLength / 2,
+      dictionary.count <= limits.maximumObjectCount / 4, Self.holdsResumeKeys(dictionary),
+      !NetworkFrameworkMask.isMasked(data),
+      dictionary.entriesSatisfy({ _, value in
+        switch value {
+        case .string, .integer, .real, .boolean, .data: true
+        default: false
+        }
+      })
+    else { return nil }
+    if case .data(let inner)? = dictionary["data"], NetworkFrameworkMask.isMasked(inner) {
+      return nil
+    }
+    original = data
+    archiveStorage = LazyKeyedArchive(writtenBytes: data, limits: limits)
+    entries = dictionary
+    archivedEntries = [:]
+    rootKeyOrder = dictionary.keys
+    rootIsMutable = true
+    networkFramework = Unequated(nil)
+    container = .keyedArchive
+    let isSafari =
+      dictionary[ResumeDataKey.localPath] != nil
+      && dictionary[ResumeDataKey.originalRequest] == nil
+      && dictionary[ResumeDataKey.tempFileName] == nil
+    generation = isSafari ? .safari : .keyed
+    nestedStorage = []
+    refreshRequests(reusing: source)
+  }
+
   /// `value` as the XML reader reads it back from the writer's XML (its dictionaries' keys
   /// sorted), or nil unless that is certain: strings of printable ASCII, tabs and line breaks
   /// only, integers, booleans, data, and arrays and dictionaries of them, no dictionary with a

@@ -55,6 +55,24 @@ public enum ResumeDifferential {
     return fields.first { $0.1(lhs) != $0.1(rhs) }?.0
   }
 
+  /// Where a conversion's blob, which is made without reading its bytes back where that is
+  /// certain to give the same (`init?(writtenAsXML:)`, `init?(writtenAsKeyed:)`), differs from
+  /// reading them back; nil when they are the same, or when the conversion fails.
+  public static func conversionDifference(
+    _ blob: ResumeData, to target: ResumeDataGeneration
+  ) -> String? {
+    guard let converted = try? blob.converted(to: target).blob,
+      let bytes = try? converted.encoded()
+    else { return nil }
+    guard let read = try? ResumeData(decoding: bytes) else {
+      return "the \(target.rawValue) blob does not read back"
+    }
+    if let field = typedDifference(converted, read) { return "\(target.rawValue): \(field)" }
+    if converted != read { return "\(target.rawValue): the blobs differ" }
+    if (try? read.encoded()) != bytes { return "\(target.rawValue): the encodings differ" }
+    return nil
+  }
+
   /// A Network.framework blob's request and response objects as it archived each on its own, by
   /// field (`currentRequest`, `originalRequest`, `response`); nil for other blobs.
   public static func networkFrameworkArchives(_ blob: ResumeData) -> [String: Data]? {

@@ -146,3 +146,30 @@ struct NetworkFrameworkInPlaceTests {
     }
   }
 }
+
+/// A conversion's blob is made without reading its bytes back where that gives the same blob.
+@Suite("Converted blobs made without reading them back")
+struct ConvertedWithoutReadingTests {
+  @Test(
+    "Every resume fixture converted to every generation: the blob is its bytes read back",
+    arguments: fixturesRecursively("resume"))
+  func everyFixture(_ name: String) throws {
+    guard let blob = try? ResumeData(decoding: try fixture(name)) else { return }
+    for target in ResumeDataGeneration.allCases {
+      #expect(ResumeDifferential.conversionDifference(blob, to: target) == nil, "\(name)")
+    }
+  }
+
+  @Test("A Network.framework blob converted to keyed is not read back, and is in place")
+  func networkFrameworkToKeyed() throws {
+    let blob = try ResumeData(decoding: try fixture("resume/network-framework.blob"))
+    let keyed = try blob.converted(to: .keyed).blob
+    // Made from the conversion's values, its archive not decoded: as the bytes read in place.
+    #expect(keyed.isReadInPlace)
+    #expect(keyed.generation == .keyed)
+    #expect(keyed.infoVersion == 5)
+    #expect(keyed.entityTag == "\"5534b35d-7c7be1\"")
+    #expect(keyed.currentRequest?.url == "https://example.com/files/archive.zip")
+    #expect(try keyed.encoded() == (try ResumeData(decoding: keyed.encoded()).encoded()))
+  }
+}

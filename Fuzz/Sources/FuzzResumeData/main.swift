@@ -75,6 +75,9 @@ enum ResumeDataHarness {
       }
     }
     produced.append(try? resume.converted(to: generation).blob.encoded())
+    if let difference = ResumeDifferential.conversionDifference(resume, to: generation) {
+      fatalError("a converted blob differs from its bytes read back: \(difference)")
+    }
     var edited = resume
     if (try? edited.setURL("https://fuzz.example/x")) != nil,
       (try? edited.setHeader("X-Fuzz", "1")) != nil
