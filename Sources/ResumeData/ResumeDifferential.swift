@@ -57,13 +57,16 @@ public enum ResumeDifferential {
 
   /// Where a conversion's blob, which is made without reading its bytes back where that is
   /// certain to give the same (`init?(writtenAsXML:)`, `init?(writtenAsKeyed:)`), differs from
-  /// reading them back; nil when they are the same, or when the conversion fails.
+  /// reading them back; nil when they are the same, when the conversion fails, or when the blob is
+  /// of the target already.
   public static func conversionDifference(
     _ blob: ResumeData, to target: ResumeDataGeneration
   ) -> String? {
-    guard let converted = try? blob.converted(to: target).blob,
-      let bytes = try? converted.encoded()
+    // A blob already of the target is given back as it is, read from its own bytes.
+    guard let conversion = try? blob.converted(to: target), !conversion.findings.isEmpty,
+      let bytes = try? conversion.blob.encoded()
     else { return nil }
+    let converted = conversion.blob
     guard let read = try? ResumeData(decoding: bytes) else {
       return "the \(target.rawValue) blob does not read back"
     }

@@ -173,3 +173,18 @@ struct ConvertedWithoutReadingTests {
     #expect(try keyed.encoded() == (try ResumeData(decoding: keyed.encoded()).encoded()))
   }
 }
+
+extension ConvertedWithoutReadingTests {
+  @Test(
+    "Every resume-data fuzz find converted to every generation: the blob is its bytes read back",
+    arguments: resumeFuzzRegressions)
+  func everyFuzzFind(_ name: String) throws {
+    let data = try Data(
+      contentsOf: repositoryRoot.appendingPathComponent("Tests/ResumeDataTests/FuzzRegressions")
+        .appendingPathComponent(name))
+    guard let blob = try? ResumeData(decoding: data) else { return }
+    for target in ResumeDataGeneration.allCases {
+      #expect(ResumeDifferential.conversionDifference(blob, to: target) == nil, "\(name)")
+    }
+  }
+}
