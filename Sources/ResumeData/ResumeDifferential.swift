@@ -63,8 +63,9 @@ public enum ResumeDifferential {
     _ blob: ResumeData, to target: ResumeDataGeneration
   ) -> String? {
     // A blob already of the target is given back as it is, read from its own bytes.
+    // The bytes the conversion wrote (`encoded()` would write the blob's values afresh).
     guard let conversion = try? blob.converted(to: target), !conversion.findings.isEmpty,
-      let bytes = try? conversion.blob.encoded()
+      let bytes = try? conversion.blob.encoded(keepingUntouchedBytes: true)
     else { return nil }
     let converted = conversion.blob
     guard let read = try? ResumeData(decoding: bytes) else {
@@ -72,7 +73,9 @@ public enum ResumeDifferential {
     }
     if let field = typedDifference(converted, read) { return "\(target.rawValue): \(field)" }
     if converted != read { return "\(target.rawValue): the blobs differ" }
-    if (try? read.encoded()) != bytes { return "\(target.rawValue): the encodings differ" }
+    if (try? read.encoded()) != (try? converted.encoded()) {
+      return "\(target.rawValue): the encodings differ"
+    }
     return nil
   }
 
