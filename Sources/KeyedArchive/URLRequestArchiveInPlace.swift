@@ -29,13 +29,38 @@ final class FastFields: Sendable {
     var headers: [(name: String, value: String)]??
   }
   private let state: Mutex<State>
+  // The root key of an archive whose keys were renamed from `request`'s (see
+  // `init(renaming:rootKey:)`): every other field reads the same from either archive's bytes.
+  private let renamedRootKey: String?
 
   init(_ request: InPlaceRequest) {
     state = Mutex(State(request: request))
+    renamedRootKey = nil
   }
 
+  /// The fields of the archive `source`'s request becomes when its keys are renamed in its bytes
+  /// (`URLRequestArchive.renamingKeys`), root key `rootKey`: the renaming changes no object the
+  /// fields are read from (each renamed key is a string referenced once, by the request object or
+  /// `$top`, and every object keeps its index), so they are read from `source`'s checked bytes,
+  /// and what `source` has read already serves.
+  init(renaming source: FastFields, rootKey: String) {
+    let read = source.state.withLock { $0 }
+    state = Mutex(
+      State(
+        request: read.request,
+        common: read.common.map { FastFieldValues(copying: $0, rootKey: rootKey) },
+        others: read.others, headers: read.headers))
+    renamedRootKey = rootKey
+  }
+
+  /// Whether the request read is this archive's own (not one whose keys were renamed from it), so
+  /// that its keys can be renamed in its bytes.
+  var readsOwnBytes: Bool { renamedRootKey == nil }
+
   /// The common fields, read now if they were not yet.
-  var values: FastFieldValues { read(\.common, FastFieldValues.init) }
+  var values: FastFieldValues {
+    read(\.common) { FastFieldValues($0, rootKey: renamedRootKey) }
+  }
 
   /// The other fields but the headers, read now if they were not yet.
   var otherValues: FastOtherValues { read(\.others, FastOtherValues.init) }
@@ -72,11 +97,19 @@ final class FastFieldValues: Sendable {
   let httpMethod: String??
   let timeoutInterval: Double?
 
-  init(_ request: InPlaceRequest) {
-    rootKey = request.archive.rootKey
+  init(_ request: InPlaceRequest, rootKey: String? = nil) {
+    self.rootKey = rootKey ?? request.archive.rootKey
     url = request.url(.url)
     httpMethod = request.httpMethod()
     timeoutInterval = request.real(.timeoutInterval)
+  }
+
+  /// `values` with another root key.
+  init(copying values: FastFieldValues, rootKey: String) {
+    self.rootKey = rootKey
+    url = values.url
+    httpMethod = values.httpMethod
+    timeoutInterval = values.timeoutInterval
   }
 }
 

@@ -25,8 +25,23 @@ extension URLRequestArchive {
   /// (for tests that compare the two ways).
   @_spi(Differential)
   public func renamedInPlace(to target: Layout) -> Data? {
-    guard target != layout, let fast else { return nil }
+    guard target != layout, let fast, fast.readsOwnBytes else { return nil }
     return fast.withRequest { Self.renamingKeys($0, from: layout, to: target) }
+  }
+
+  /// `renamedInPlace(to:)` and the request those bytes decode to, made without reading them: the
+  /// renamed archive's request is this one's, in the target layout, under the target's root key,
+  /// its fields read from this archive's checked bytes. Nil when the keys are not renamed in place.
+  package func convertedInPlace(to target: Layout) -> (bytes: Data, request: URLRequestArchive)? {
+    guard let fast, let bytes = renamedInPlace(to: target),
+      let storage = storage.decoding(bytes)
+    else { return nil }
+    // `renamingKeys` leaves `$top` holding the target's root key alone.
+    let rootKey = target == .dollarNumbered ? "root" : "NSKeyedArchiveRootObjectKey"
+    let request = URLRequestArchive(
+      layout: target, slotUIDs: slotUIDs, fast: FastFields(renaming: fast, rootKey: rootKey),
+      storage: storage)
+    return (bytes, request)
   }
 
   /// The bytes of `request`'s archive with its keys renamed from `source`'s layout to `target`'s,

@@ -73,7 +73,8 @@ extension ResumeData {
     }
     var notes = Conversion(from: self, directory: temporaryDirectory)
     var dictionary = try notes.portableEntries()
-    let bytes: Data
+    // Nil when the blob is known without its bytes, which it writes when first asked for.
+    let bytes: Data?
     // The blob the bytes are, when it is known without reading them back.
     var written: ResumeData?
     switch target {
@@ -96,23 +97,27 @@ extension ResumeData {
         let archivedKeys = notes.archivedOrder
         for key in archivedKeys { notes.dropped.append(key) }
         let container: PropertyListFormat = wantedContainer == .binaryPlist ? .binary : .xml
-        bytes = try ResumeDataError.wrapping {
-          try PropertyListValue.dictionary(dictionary).encoded(as: container)
-        }
-        if container == .xml {
-          written = ResumeData(
-            writtenAsXML: dictionary, data: bytes, limits: KeyedArchiveLimits.default.propertyList,
-            requestsOf: self)
+        let limits = KeyedArchiveLimits.default.propertyList
+        if container == .xml,
+          let blob = ResumeData(xmlOf: dictionary, limits: limits, requestsOf: self)
+        {
+          bytes = nil
+          written = blob
+        } else {
+          bytes = try ResumeDataError.wrapping {
+            try PropertyListValue.dictionary(dictionary).encoded(as: container)
+          }
         }
       } else {
         let pairs = notes.keyedPairs(dictionary)
-        bytes = try ResumeDataError.wrapping {
+        let keyed = try ResumeDataError.wrapping {
           try Self.keyedBytes(pairs, format: wantedContainer == .keyedArchiveXML ? .xml : .binary)
         }
+        bytes = keyed
         // Every pair from the dictionary: no archived value of the source's joins them.
         if wantedContainer == .keyedArchive, pairs.count == dictionary.count {
           written = ResumeData(
-            writtenAsKeyed: dictionary, data: bytes,
+            writtenAsKeyed: dictionary, data: keyed,
             limits: KeyedArchiveLimits.default.propertyList, requestsOf: self)
         }
       }
@@ -131,7 +136,7 @@ extension ResumeData {
       notes.dropped += inner.findings.filter { $0.code == "conversion-dropped" }.map(\.path)
       bytes = try ResumeDataError.wrapping { try Self.keyedBytes(pairs) }
     }
-    let blob = try written ?? ResumeData(decoding: bytes, requestsOf: self)
+    let blob = try written ?? ResumeData(decoding: bytes ?? Data(), requestsOf: self)
     var findings = [
       Finding(
         "converted", .info,

@@ -136,7 +136,7 @@ extension ResumeData {
       // Zero bytes received asks for the whole file again; a tiny blob, or one naming nothing to
       // fetch, holds nothing to ask with.
       let fetches = downloadURL != nil || currentRequest != nil || originalRequest != nil
-      return originalCount >= Self.tinyBlobSize && fetches ? .restartFromZero : .fail
+      return !isTiny && fetches ? .restartFromZero : .fail
     case "no-validator":
       // Without If-Range the server cannot vouch for the partial file: the downloader here
       // starts over rather than splice; CFNetwork never wrote such a blob and rejects it.

@@ -65,8 +65,9 @@ public struct ResumeData: Sendable, Hashable {
   var isNetworkFramework: Bool { networkFramework.value != nil }
   // The Network.framework blob inside WebKit's wrapper (an array only to let the type nest).
   private let nestedStorage: [ResumeData]
-  // The input, for binary plists: its object table keeps the sharing the producer chose.
-  private let original: Data
+  // The input, for binary plists: its object table keeps the sharing the producer chose. (For a
+  // plain blob a conversion made, the XML it is written as, written on first use.)
+  private let original: BlobBytes
   // A keyed root dictionary's keys in archived order (plain and archived values interleave there),
   // and whether it was an NSMutableDictionary: what a re-archived root must keep.
   var rootKeyOrder: [String] = []
@@ -89,11 +90,21 @@ public struct ResumeData: Sendable, Hashable {
     index == 0 ? decodedCurrentRequest : decodedOriginalRequest
   }
 
+  /// Sets the current (0) or original (1) request decoded from `entries`, for a caller that set
+  /// the entry to bytes whose decoding it knows without reading them (see `rewriteRequests`).
+  mutating func setDecodedRequest(_ index: Int, _ request: URLRequestArchive?) {
+    if index == 0 { decodedCurrentRequest = request } else { decodedOriginalRequest = request }
+  }
+
   /// The Network.framework blob inside WebKit's wrapper, decoded.
   public var nested: ResumeData? { nestedStorage.first }
 
   /// The size in bytes of the blob as it was read.
   public var originalCount: Int { original.count }
+
+  /// Whether the blob is smaller than any that carries a request archive (`tinyBlobSize`), found
+  /// without writing the XML of a converted blob when its length is surely larger.
+  var isTiny: Bool { original.isShorter(than: Self.tinyBlobSize) }
 
   /// Reads a resume blob of any generation.
   ///
@@ -178,7 +189,7 @@ public struct ResumeData: Sendable, Hashable {
 
   /// A keyed blob from the parts `inPlaceParts` read; its archive is decoded on first use.
   private init(inPlace parts: consuming InPlaceParts, data: Data, limits: KeyedArchiveLimits) {
-    original = data
+    original = BlobBytes(data)
     archiveStorage = LazyKeyedArchive(
       bytes: data, recipe: .propertyList(limits.propertyList), view: parts.view.plist)
     let isSafari =
@@ -225,7 +236,7 @@ public struct ResumeData: Sendable, Hashable {
     networkFramework network: consuming (unmasked: Data, parts: NetworkFrameworkParts), data: Data,
     limits: KeyedArchiveLimits
   ) {
-    original = data
+    original = BlobBytes(data)
     let storage = LazyKeyedArchive(bytes: network.unmasked, recipe: .decoding(limits))
     archiveStorage = storage
     networkFramework = Unequated(
@@ -238,7 +249,7 @@ public struct ResumeData: Sendable, Hashable {
   }
 
   private init(parsing data: Data, limits: KeyedArchiveLimits) throws {
-    original = data
+    original = BlobBytes(data)
     if NetworkFrameworkMask.isMasked(data) {
       let archive = try Self.archive(NetworkFrameworkMask.toggled(data), limits: limits)
       let info = try Self.networkFrameworkRoot(archive, limits: limits)
@@ -313,8 +324,9 @@ public struct ResumeData: Sendable, Hashable {
     generation = Self.plainGeneration(top)
   }
 
-  /// The plain blob `init(decoding:)` reads from `data`, the XML that `dictionary` was just written
-  /// as, made without reading the XML back; nil when that could differ, and the bytes must be read.
+  /// The plain blob `init(decoding:)` reads from the XML that `dictionary` is written as, made
+  /// without reading the XML back (nor, unless `data` is given, writing it: its bytes are written
+  /// on first use); nil when that could differ, and the bytes must be written and read.
   ///
   /// Reading it back gives the dictionary with every dictionary's keys in the order the writer
   /// sorts them, as long as each value is one the XML carries exactly (`carriedExactlyByXML`) and
@@ -322,18 +334,21 @@ public struct ResumeData: Sendable, Hashable {
   /// does. Converting to v1, v2 or v4 read its own output back, which cost a v2 conversion a
   /// sixth of a record.
   init?(
-    writtenAsXML dictionary: PropertyListDictionary, data: Data, limits: PropertyListLimits,
-    requestsOf source: ResumeData? = nil
+    xmlOf dictionary: PropertyListDictionary, written data: Data? = nil,
+    limits: PropertyListLimits, requestsOf source: ResumeData? = nil
   ) {
     var budget = (
       objects: limits.maximumObjectCount / 2, longestValue: limits.maximumValueLength / 2
     )
-    guard data.count <= limits.maximumInputSize / 2, Self.holdsResumeKeys(dictionary),
+    var bounds = BlobBytes.WritableXML(lowerBound: 0, upperBound: 0)
+    guard Self.holdsResumeKeys(dictionary),
       let sorted = Self.carriedExactlyByXML(
-        .dictionary(dictionary), depth: min(limits.maximumDepth / 2, 64), budget: &budget),
-      case .dictionary(let top) = sorted
+        .dictionary(dictionary), depth: min(limits.maximumDepth / 2, 64), budget: &budget,
+        bounds: &bounds),
+      case .dictionary(let top) = sorted,
+      (data?.count ?? bounds.upperBound) <= limits.maximumInputSize / 2
     else { return nil }
-    original = data
+    original = data.map(BlobBytes.init) ?? BlobBytes(xmlOf: top, writable: bounds)
     entries = top
     archivedEntries = [:]
     archiveStorage = nil
@@ -370,7 +385,7 @@ public struct ResumeData: Sendable, Hashable {
     if case .data(let inner)? = dictionary["data"], NetworkFrameworkMask.isMasked(inner) {
       return nil
     }
-    original = data
+    original = BlobBytes(data)
     archiveStorage = LazyKeyedArchive(writtenBytes: data, limits: limits)
     entries = dictionary
     archivedEntries = [:]
@@ -390,14 +405,25 @@ public struct ResumeData: Sendable, Hashable {
   /// `value` as the XML reader reads it back from the writer's XML (its dictionaries' keys
   /// sorted), or nil unless that is certain: strings of printable ASCII, tabs and line breaks
   /// only, integers, booleans, data, and arrays and dictionaries of them, no dictionary with a
-  /// `CF$UID` key (read back as a UID), within `depth` levels and the budget.
+  /// `CF$UID` key (read back as a UID), within `depth` levels and the budget. The writer takes
+  /// every such value; `bounds` grows by the bounds of the length of its XML (`value` written at
+  /// `depth` levels from the limit, 64 at most: at most 64 tabs before each line).
   private static func carriedExactlyByXML(
-    _ value: PropertyListValue, depth: Int, budget: inout (objects: Int, longestValue: Int)
+    _ value: PropertyListValue, depth: Int, budget: inout (objects: Int, longestValue: Int),
+    bounds: inout BlobBytes.WritableXML
   ) -> PropertyListValue? {
     budget.objects -= 1
     guard budget.objects >= 0, depth >= 0 else { return nil }
+    // A line of the value's own: its tabs, its tags (`<string>`, `</string>\n` and the like are
+    // at most 20 bytes), and what the element holds, at most five bytes a byte when escaped.
+    let line = (lower: 8, upper: 64 + 20)
+    bounds.lowerBound += line.lower
+    bounds.upperBound += line.upper
     func plainText(_ text: String) -> Bool {
-      guard text.utf8.count <= budget.longestValue else { return false }
+      let count = text.utf8.count
+      guard count <= budget.longestValue else { return false }
+      bounds.lowerBound += count
+      bounds.upperBound += 5 * count
       return text.utf8.allSatisfy { byte in
         (0x20..<0x7F).contains(byte) || byte == 0x09 || byte == 0x0A || byte == 0x0D
       }
@@ -406,24 +432,40 @@ public struct ResumeData: Sendable, Hashable {
     case .string(let text):
       return plainText(text) ? value : nil
     case .integer, .boolean:
+      // At most 20 digits and a sign.
+      bounds.upperBound += 21
       return value
     case .data(let bytes):
-      return bytes.count <= budget.longestValue ? value : nil
+      guard bytes.count <= budget.longestValue else { return nil }
+      // Base64 is four characters for three bytes; lines of at least 12 characters, each with at
+      // most 9 bytes of tabs and line break, and the closing tag on a line of its own.
+      let text = (bytes.count + 2) / 3 * 4
+      bounds.lowerBound += text
+      bounds.upperBound += text + (text / 12 + 1) * 9 + line.upper
+      return value
     case .array(let elements):
+      bounds.upperBound += line.upper
       var read: [PropertyListValue] = []
       read.reserveCapacity(elements.count)
       for element in elements {
-        guard let element = carriedExactlyByXML(element, depth: depth - 1, budget: &budget)
+        guard
+          let element = carriedExactlyByXML(
+            element, depth: depth - 1, budget: &budget, bounds: &bounds)
         else { return nil }
         read.append(element)
       }
       return .array(read)
     case .dictionary(let dictionary):
+      bounds.upperBound += line.upper
       var read: [PropertyListDictionary.Element] = []
       read.reserveCapacity(dictionary.count)
       for (key, element) in dictionary.sortedEntries {
+        // The key's own line.
+        bounds.lowerBound += line.lower
+        bounds.upperBound += line.upper
         guard key != "CF$UID", plainText(key),
-          let element = carriedExactlyByXML(element, depth: depth - 1, budget: &budget)
+          let element = carriedExactlyByXML(
+            element, depth: depth - 1, budget: &budget, bounds: &bounds)
         else { return nil }
         read.append((key, element))
       }
@@ -767,7 +809,7 @@ public struct ResumeData: Sendable, Hashable {
   ///
   /// - Throws: `ResumeDataError` if a value cannot be written.
   public func encoded(keepingUntouchedBytes: Bool) throws -> Data {
-    if keepingUntouchedBytes, !isEdited { return original }
+    if keepingUntouchedBytes, !isEdited { return original.data }
     if isEdited { return try rebuilt() }
     do {
       switch container {
@@ -775,14 +817,14 @@ public struct ResumeData: Sendable, Hashable {
       case .binaryPlist:
         // The object table keeps the producer's sharing; a file whose unreferenced objects do not
         // read (nothing Apple writes) is written afresh in CoreFoundation's layout instead.
-        if let table = try? BinaryPropertyListObjectTable(reading: original) {
+        if let table = try? BinaryPropertyListObjectTable(reading: original.data) {
           return table.encoded()
         }
         return try PropertyListValue.dictionary(entries).encoded(as: .binary)
       // A blob read in place is not decoded when its bytes are already its encoding.
-      case .keyedArchive, .keyedArchiveXML: return try archiveStorage?.encoded() ?? original
+      case .keyedArchive, .keyedArchiveXML: return try archiveStorage?.encoded() ?? original.data
       case .nwArchive:
-        return NetworkFrameworkMask.toggled(try archive?.encoded(as: .binary) ?? original)
+        return NetworkFrameworkMask.toggled(try archive?.encoded(as: .binary) ?? original.data)
       }
     } catch let error as PropertyListError {
       throw ResumeDataError(.propertyList, error.message, at: "", propertyListError: error)
