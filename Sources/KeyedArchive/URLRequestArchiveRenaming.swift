@@ -52,61 +52,89 @@ extension URLRequestArchive {
     -> Data?
   {
     let archive = request.archive
-    let plist = archive.plist
     let table = archive.table
     guard hasArchiverEnvelope(archive) else { return nil }
-    // The renames `converted(to:)` makes, read from the keys' bytes.
-    let count = request.slotUIDs.count
-    let (prefix, offset): (StaticString, Int) =
-      source == .standard ? ("__nsurlrequest_proto_prop_obj_", 0) : ("$", 3)
-    let props: (standard: StaticString, dollar: String) = (
-      "__nsurlrequest_proto_props", "$\(count + 3)"
-    )
-    let prefixBytes = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
-    var replacements: [BinaryPropertyListView.StringReplacement] = []
-    replacements.reserveCapacity(count + 2)
     let fields = request.fields
-    for position in 0..<table.count(fields) {
-      let key = table.key(fields, position)
-      guard let raw = table.asciiBytes(key) else { continue }
-      let text = raw.assumingMemoryBound(to: UInt8.self)
-      if let number = slotNumber(text, prefix: prefixBytes), number - offset >= 0,
-        number - offset < count
-      {
-        replacements.append(.init(object: key, ascii: slotKey(number - offset, in: target)))
-      } else if target == .dollarNumbered, equals(text, props.standard) {
-        replacements.append(.init(object: key, ascii: props.dollar))
-      } else if target == .standard, equals(text, props.dollar) {
-        replacements.append(.init(object: key, ascii: "__nsurlrequest_proto_props"))
+    let fieldCount = table.count(fields)
+    // The new keys' texts are written one after another into one buffer (a key of either layout
+    // is a prefix of at most 30 bytes and a number of at most 7 digits), which the replacements
+    // point into until the bytes are written.
+    return withUnsafeTemporaryAllocation(byteCount: (fieldCount &+ 1) &* 40, alignment: 1) {
+      texts -> Data? in
+      var used = 0
+      func text(_ prefix: StaticString, _ number: Int) -> UnsafeRawBufferPointer {
+        let start = texts.baseAddress! + used
+        start.copyMemory(from: prefix.utf8Start, byteCount: prefix.utf8CodeUnitCount)
+        var digits = 1
+        var power = 10
+        while number >= power {
+          digits &+= 1
+          power &*= 10
+        }
+        let length = prefix.utf8CodeUnitCount &+ digits
+        var rest = number
+        for position in stride(from: length &- 1, through: prefix.utf8CodeUnitCount, by: -1) {
+          start.storeBytes(
+            of: UInt8(truncatingIfNeeded: 0x30 &+ rest % 10), toByteOffset: position, as: UInt8.self
+          )
+          rest /= 10
+        }
+        used &+= length
+        return UnsafeRawBufferPointer(start: start, count: length)
       }
-    }
-    // The renamed object must still read as a request, as the rebuilt one must (else rebuilding
-    // throws, and so must the conversion): a slot 0 key, or a `$3` that is a UID.
-    var readsAsRequest = false
-    var next = 0
-    for position in 0..<table.count(fields) {
-      let key = table.key(fields, position)
-      let renamed = next < replacements.count && replacements[next].object == key
-      if renamed { next += 1 }
-      var text = renamed ? replacements[next - 1].ascii : ""
-      let found = text.withUTF8 { new -> Bool in
-        let bytes = renamed ? UnsafeRawBufferPointer(new) : table.asciiBytes(key)
-        guard let bytes else { return false }
-        let typed = bytes.assumingMemoryBound(to: UInt8.self)
-        return equals(typed, "__nsurlrequest_proto_prop_obj_0")
-          || (equals(typed, "$3") && table.isKind(table.value(fields, position), .uid))
+      // The renames `converted(to:)` makes, read from the keys' bytes.
+      let count = request.slotUIDs.count
+      let (prefix, offset): (StaticString, Int) =
+        source == .standard ? ("__nsurlrequest_proto_prop_obj_", 0) : ("$", 3)
+      let (targetPrefix, targetOffset): (StaticString, Int) =
+        target == .standard ? ("__nsurlrequest_proto_prop_obj_", 0) : ("$", 3)
+      let standardProps: StaticString = "__nsurlrequest_proto_props"
+      // The props key in the `$N` layout: the slot after the last.
+      let dollarProps = text("$", count &+ 3)
+      let prefixBytes = UnsafeBufferPointer(
+        start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+      var replacements: [BinaryPropertyListView.StringReplacement] = []
+      replacements.reserveCapacity(fieldCount &+ 1)
+      // The renamed object must still read as a request, as the rebuilt one must (else rebuilding
+      // throws, and so must the conversion): a slot 0 key, or a `$3` that is a UID.
+      var readsAsRequest = false
+      for position in 0..<fieldCount {
+        let key = table.key(fields, position)
+        guard let old = table.asciiBytes(key) else { continue }
+        var new: UnsafeRawBufferPointer?
+        if let number = slotNumber(old.assumingMemoryBound(to: UInt8.self), prefix: prefixBytes),
+          number &- offset >= 0, number &- offset < count
+        {
+          new = text(targetPrefix, number &- offset &+ targetOffset)
+        } else if target == .dollarNumbered, equals(old, standardProps) {
+          new = dollarProps
+        } else if target == .standard, equals(old, dollarProps) {
+          new = UnsafeRawBufferPointer(
+            start: standardProps.utf8Start, count: standardProps.utf8CodeUnitCount)
+        }
+        if let new { replacements.append(.init(object: key, ascii: new)) }
+        let final = new ?? old
+        if equals(final, "__nsurlrequest_proto_prop_obj_0")
+          || (equals(final, "$3") && table.isKind(table.value(fields, position), .uid))
+        {
+          readsAsRequest = true
+        }
       }
-      if found { readsAsRequest = true }
+      guard readsAsRequest else { return nil }
+      let rootKey: StaticString =
+        target == .dollarNumbered ? "root" : "NSKeyedArchiveRootObjectKey"
+      let rootKeyObject = table.key(archive.topDictionary, 0)
+      guard let rootText = table.asciiBytes(rootKeyObject) else { return nil }
+      if !equals(rootText, rootKey) {
+        replacements.append(
+          .init(
+            object: rootKeyObject,
+            ascii: UnsafeRawBufferPointer(
+              start: rootKey.utf8Start, count: rootKey.utf8CodeUnitCount)))
+      }
+      guard renameIsSafe(archive.plist, replacements) else { return nil }
+      return archive.plist.replacingStrings(replacements)
     }
-    guard readsAsRequest else { return nil }
-    let rootKey = target == .dollarNumbered ? "root" : "NSKeyedArchiveRootObjectKey"
-    let rootKeyObject = table.key(archive.topDictionary, 0)
-    guard let rootText = table.asciiBytes(rootKeyObject) else { return nil }
-    if !equals(rootText.assumingMemoryBound(to: UInt8.self), rootKey) {
-      replacements.append(.init(object: rootKeyObject, ascii: rootKey))
-    }
-    guard renameIsSafe(plist, replacements) else { return nil }
-    return plist.replacingStrings(replacements)
   }
 
   /// Whether the envelope is the one rebuilding writes: `$version` 100000, `$objects`,
@@ -152,29 +180,25 @@ extension URLRequestArchive {
         guard object != plist.topObjectIndex, uses[object] == -1, table.isKind(object, .string)
         else { return false }
         uses[object] = 0
-        let length = replacement.ascii.utf8.count
-        if length < 64 { lengths |= 1 << UInt64(length) } else { lengths |= 1 << 63 }
+        lengths |= 1 << UInt64(min(replacement.ascii.count, 63))
       }
       for object in 0..<objectCount {
         let kind = table.kind(object)
         guard kind == .dictionary || kind == .array else { continue }
         let (count, start) = table.contents(object)
-        let isDictionary = kind == .dictionary
         // A dictionary's keys, then its values.
-        let keys = isDictionary ? count : 0
-        for position in 0..<(count + keys) {
+        let keys = kind == .dictionary ? count : 0
+        for position in 0..<(count &+ keys) {
           let reference = table.reference(start, position)
           if uses[reference] >= 0 {
-            uses[reference] += 1
+            uses[reference] &+= 1
             if uses[reference] > 1 { return false }
-          } else if position < keys,
-            let text = table.asciiBytes(reference),
+          } else if position < keys, let text = table.asciiBytes(reference),
             lengths & (1 << UInt64(min(text.count, 63))) != 0
           {
             // A key kept: no new text may equal it.
-            for replacement in replacements {
-              var new = replacement.ascii
-              if new.withUTF8({ $0.elementsEqual(text) }) { return false }
+            for replacement in replacements where equals(replacement.ascii, text) {
+              return false
             }
           }
         }
@@ -184,13 +208,15 @@ extension URLRequestArchive {
     }
   }
 
-  private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+  private static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
     bytes.count == text.utf8CodeUnitCount
-      && memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0
+      && (bytes.isEmpty || memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0)
   }
 
-  private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: String) -> Bool {
-    var text = text
-    return text.withUTF8 { $0.elementsEqual(bytes) }
+  private static func equals(_ bytes: UnsafeRawBufferPointer, _ other: UnsafeRawBufferPointer)
+    -> Bool
+  {
+    bytes.count == other.count
+      && (bytes.isEmpty || memcmp(bytes.baseAddress!, other.baseAddress!, bytes.count) == 0)
   }
 }

@@ -5,11 +5,12 @@ extension BinaryPropertyListView {
   package struct StringReplacement {
     /// The object's index.
     package var object: Int
-    /// Its new text: ASCII only, as the writer writes it with a 1-byte-per-character marker.
-    package var ascii: String
+    /// Its new text: ASCII only, as the writer writes it with a 1-byte-per-character marker. The
+    /// caller's bytes, which must outlive the replacement.
+    package var ascii: UnsafeRawBufferPointer
 
     /// Object `object`, written as `ascii`.
-    package init(object: Int, ascii: String) {
+    package init(object: Int, ascii: UnsafeRawBufferPointer) {
       self.object = object
       self.ascii = ascii
     }
@@ -63,29 +64,29 @@ extension BinaryPropertyListView {
   /// - Precondition: each object of `replacements` is a distinct index below `objectCount`.
   package func replacingStrings(_ replacements: [StringReplacement]) -> Data {
     let objectCount = self.objectCount
-    let bytes = rawBytes
+    let base = rawBytes.baseAddress!
     let tableOffset = offsetTableOffset
     // In index order as a rule (a dictionary's keys are written in order): sorted only if not.
     let inOrder = zip(replacements, replacements.dropFirst()).allSatisfy { $0.object < $1.object }
     let ordered = inOrder ? replacements : replacements.sorted { $0.object < $1.object }
     var added = 0
-    for replacement in ordered { added &+= replacement.ascii.utf8.count &+ 3 }
-    // The objects, at most 8 bytes per offset, and the trailer.
+    for replacement in ordered { added &+= replacement.ascii.count &+ 10 }
+    // Room for everything: the objects, at most 8 bytes per offset, and the trailer.
     var out = OutputBytes(capacity: tableOffset &+ added &+ objectCount &* 8 &+ 32)
-    out.reserve(tableOffset &+ added)
-    // What the objects before each one have grown or shrunk by: its new offset is its old one plus
-    // that, so that the offsets need no table of their own.
-    var shifts: [(from: Int, by: Int)] = []
+    out.reserve(tableOffset &+ added &+ objectCount &* 8 &+ 32)
+    let table = objects
+    // Each run of objects from one renamed object to the next moves by one amount: the new
+    // offsets are written after the objects, so each run's shift is kept until then.
+    var shifts: [Int] = []
     shifts.reserveCapacity(ordered.count)
     var copied = 0
-    var shift = 0
     for replacement in ordered {
-      let start = offset(replacement.object)
+      let start = table.offset(replacement.object)
       let end =
-        replacement.object &+ 1 < objectCount ? offset(replacement.object &+ 1) : tableOffset
-      out.put(bytes.baseAddress! + copied, start &- copied)
-      var text = replacement.ascii
-      let length = text.utf8.count
+        replacement.object &+ 1 < objectCount
+        ? table.offset(replacement.object &+ 1) : tableOffset
+      out.put(base + copied, start &- copied)
+      let length = replacement.ascii.count
       if length < 15 {
         out.put(0x50 | UInt8(length))
       } else {
@@ -97,43 +98,37 @@ extension BinaryPropertyListView {
           out.put(UInt8(truncatingIfNeeded: length >> (index &* 8)))
         }
       }
-      text.withUTF8 { out.put(UnsafeRawBufferPointer($0)) }
+      out.put(replacement.ascii)
       copied = end
-      shift = out.count &- end
-      shifts.append((replacement.object &+ 1, shift))
+      shifts.append(out.count &- end)
     }
-    out.put(bytes.baseAddress! + copied, tableOffset &- copied)
+    out.put(base + copied, tableOffset &- copied)
     let newTableOffset = out.count
     let offsetSize = binaryByteCount(UInt64(newTableOffset))
-    out.reserve(objectCount &* offsetSize &+ 32)
-    // Each run of objects between two renamed ones moves by one amount.
-    let table = objects
-    var first = 0
-    shift = 0
-    for index in 0...shifts.count {
-      let last = index < shifts.count ? shifts[index].from : objectCount
-      for object in first..<last {
-        let moved = table.offset(object) &+ shift
-        switch offsetSize {
-        case 1: out.put(UInt8(truncatingIfNeeded: moved))
-        case 2: withUnsafeBytes(of: UInt16(truncatingIfNeeded: moved).bigEndian) { out.put($0) }
-        case 4: withUnsafeBytes(of: UInt32(truncatingIfNeeded: moved).bigEndian) { out.put($0) }
-        default: withUnsafeBytes(of: UInt64(truncatingIfNeeded: moved).bigEndian) { out.put($0) }
-        }
+    var next = 0
+    var shift = 0
+    for object in 0..<objectCount {
+      // The first object after a renamed one takes that rename's shift.
+      if next < ordered.count, object > ordered[next].object {
+        shift = shifts[next]
+        next &+= 1
       }
-      if index < shifts.count { shift = shifts[index].by }
-      first = last
+      let moved = UInt64(truncatingIfNeeded: table.offset(object) &+ shift)
+      switch offsetSize {
+      case 1: out.put(UInt8(truncatingIfNeeded: moved))
+      case 2: out.put(bigEndian: UInt16(truncatingIfNeeded: moved))
+      case 4: out.put(bigEndian: UInt32(truncatingIfNeeded: moved))
+      default: out.put(bigEndian: moved)
+      }
     }
     // The writer's trailer: six zero bytes (unused, sort version), the two sizes, then the
     // object count, the top object and the offset table's offset, eight bytes each.
     for _ in 0..<6 { out.put(0) }
     out.put(UInt8(offsetSize))
     out.put(UInt8(referenceSize))
-    for value in [UInt64(objectCount), UInt64(topObjectIndex), UInt64(newTableOffset)] {
-      for index in stride(from: 7, through: 0, by: -1) {
-        out.put(UInt8(truncatingIfNeeded: value >> UInt64(index &* 8)))
-      }
-    }
+    out.put(bigEndian: UInt64(objectCount))
+    out.put(bigEndian: UInt64(topObjectIndex))
+    out.put(bigEndian: UInt64(newTableOffset))
     return out.finish()
   }
 }

@@ -33,6 +33,27 @@ extension ResumeData {
     to target: ResumeDataGeneration, format: PropertyListFormat? = nil, infoVersion: Int? = nil,
     temporaryDirectory: URL? = nil
   ) throws -> (blob: ResumeData, findings: [Finding]) {
+    // A blob already in the target's form comes back as it is, with nothing to say.
+    guard
+      let conversion = try convertedQuietly(
+        to: target, format: format, infoVersion: infoVersion,
+        temporaryDirectory: temporaryDirectory)
+    else { return (self, []) }
+    let blob = conversion.blob
+    var summary = "converted from "
+    summary.reserveCapacity(96)
+    summary += generation.rawValue + " (" + container.rawValue + ") to "
+    summary += blob.generation.rawValue + " (" + blob.container.rawValue + ")"
+    if let version = blob.infoVersion { summary += ", info version " + String(version) }
+    return (blob, [Finding("converted", .info, summary)] + conversion.findings)
+  }
+
+  /// `converted(to:…)` without its `converted` finding (the conversion rule says it its own way),
+  /// or nil when the blob is in the target's form already.
+  func convertedQuietly(
+    to target: ResumeDataGeneration, format: PropertyListFormat? = nil, infoVersion: Int? = nil,
+    temporaryDirectory: URL? = nil
+  ) throws -> (blob: ResumeData, findings: [Finding])? {
     if target == .networkFramework, format == .xml {
       throw ResumeDataError(
         .unsupported, "Network.framework blobs are binary archives; XML is not a form of them",
@@ -69,7 +90,7 @@ extension ResumeData {
       target == .networkFramework || target == .networkFrameworkWebKit
         || self.infoVersion == wantedVersion
     {
-      return (self, [])
+      return nil
     }
     var notes = Conversion(from: self, directory: temporaryDirectory)
     var dictionary = try notes.portableEntries()
@@ -137,13 +158,7 @@ extension ResumeData {
       bytes = try ResumeDataError.wrapping { try Self.keyedBytes(pairs) }
     }
     let blob = try written ?? ResumeData(decoding: bytes ?? Data(), requestsOf: self)
-    var findings = [
-      Finding(
-        "converted", .info,
-        "converted from \(generation.rawValue) (\(container.rawValue)) to \(blob.generation.rawValue) (\(blob.container.rawValue))"
-          + (blob.infoVersion.map { ", info version \($0)" } ?? ""))
-    ]
-    findings += notes.derived
+    var findings = notes.derived
     for key in notes.dropped where !key.isEmpty {
       findings.append(
         Finding(

@@ -36,6 +36,11 @@ extension ResumeData {
     entries[key] = value
     isEdited = true
     entryKeysAreKnown = Unequated(false)
+    // Keyed and Safari-made blobs differ only in their keys: an edit can make one the other (an
+    // original request filled in a Safari blob), and its bytes then read back as the other.
+    if generation == .keyed || generation == .safari {
+      generation = Self.isSafariShaped(entries) ? .safari : .keyed
+    }
     if refreshingRequests, Self.requestKeys.contains(key) { refreshRequests() }
   }
 

@@ -43,7 +43,7 @@ public enum ResumeDataContainer: String, Sendable, Hashable, CaseIterable {
 /// contents, never assumed from a version number alone.
 public struct ResumeData: Sendable, Hashable {
   /// The producer's form.
-  public let generation: ResumeDataGeneration
+  public internal(set) var generation: ResumeDataGeneration
   /// The container.
   public let container: ResumeDataContainer
   /// The resume dictionary's plain values, keys in stored order. Empty for Network.framework blobs,
@@ -192,10 +192,7 @@ public struct ResumeData: Sendable, Hashable {
     original = BlobBytes(data)
     archiveStorage = LazyKeyedArchive(
       bytes: data, recipe: .propertyList(limits.propertyList), view: parts.view.plist)
-    let isSafari =
-      parts.plain[ResumeDataKey.localPath] != nil
-      && parts.plain[ResumeDataKey.originalRequest] == nil
-      && parts.plain[ResumeDataKey.tempFileName] == nil
+    let isSafari = Self.isSafariShaped(parts.plain)
     entries = parts.plain
     archivedEntries = parts.archived
     rootKeyOrder = parts.order
@@ -300,10 +297,7 @@ public struct ResumeData: Sendable, Hashable {
         generation = .networkFrameworkWebKit
         nestedStorage = [try ResumeData(decoding: inner, limits: limits)]
       } else {
-        let isSafari =
-          keyed.plain[ResumeDataKey.localPath] != nil
-          && keyed.plain[ResumeDataKey.originalRequest] == nil
-          && keyed.plain[ResumeDataKey.tempFileName] == nil
+        let isSafari = Self.isSafariShaped(keyed.plain)
         generation = isSafari ? .safari : .keyed
         nestedStorage = []
       }
@@ -393,10 +387,7 @@ public struct ResumeData: Sendable, Hashable {
     rootIsMutable = true
     networkFramework = Unequated(nil)
     container = .keyedArchive
-    let isSafari =
-      dictionary[ResumeDataKey.localPath] != nil
-      && dictionary[ResumeDataKey.originalRequest] == nil
-      && dictionary[ResumeDataKey.tempFileName] == nil
+    let isSafari = Self.isSafariShaped(dictionary)
     generation = isSafari ? .safari : .keyed
     nestedStorage = []
     refreshRequests(reusing: source)
@@ -424,9 +415,8 @@ public struct ResumeData: Sendable, Hashable {
       guard count <= budget.longestValue else { return false }
       bounds.lowerBound += count
       bounds.upperBound += 5 * count
-      return text.utf8.allSatisfy { byte in
-        (0x20..<0x7F).contains(byte) || byte == 0x09 || byte == 0x0A || byte == 0x0D
-      }
+      return text.utf8.withContiguousStorageIfAvailable(Self.isPlainXMLText)
+        ?? Array(text.utf8).withUnsafeBufferPointer(Self.isPlainXMLText)
     }
     switch value {
     case .string(let text):
@@ -473,6 +463,37 @@ public struct ResumeData: Sendable, Hashable {
     case .date, .real, .uid:
       return nil
     }
+  }
+
+  /// Whether text is printable ASCII, tabs and line breaks only: what XML carries as it is.
+  private static func isPlainXMLText(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    func isPlain(_ byte: UInt8) -> Bool {
+      (0x20..<0x7F).contains(byte) || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+    guard let base = UnsafeRawPointer(bytes.baseAddress) else { return true }
+    let count = bytes.count
+    var index = 0
+    // Eight bytes a step: a word with no byte at or above 0x7F and none below 0x20 is plain; one
+    // that has some (a tab, say) is looked at byte by byte.
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    while index &+ 8 <= count {
+      let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+      // Bytes below 0x20, and bytes equal to 0x7F, by the borrow of a subtraction (which may also
+      // flag a plain byte next to one: the byte-by-byte look then decides).
+      let belowSpace = (word &- (ones &* 0x20)) & ~word & highs
+      let flipped = word ^ (ones &* 0x7F)
+      let delete = (flipped &- ones) & ~flipped & highs
+      if (word & highs) | belowSpace | delete != 0 {
+        for offset in index..<(index &+ 8) where !isPlain(bytes[offset]) { return false }
+      }
+      index &+= 8
+    }
+    while index < count {
+      guard isPlain(bytes[index]) else { return false }
+      index &+= 1
+    }
+    return true
   }
 
   /// A keyed blob's archive and root dictionary, or nil to read the dictionary as a plain one:
@@ -622,6 +643,14 @@ public struct ResumeData: Sendable, Hashable {
     }
     guard distinct else { return nil }
     return (PropertyListDictionary(uniqueKeys: entries), [:], order)
+  }
+
+  /// Whether a keyed blob's dictionary is in Safari's shape: a `LocalPath`, and neither an
+  /// original request nor a temp file name.
+  static func isSafariShaped(_ dictionary: PropertyListDictionary) -> Bool {
+    dictionary[ResumeDataKey.localPath] != nil
+      && dictionary[ResumeDataKey.originalRequest] == nil
+      && dictionary[ResumeDataKey.tempFileName] == nil
   }
 
   private static func holdsResumeKeys(_ dictionary: PropertyListDictionary) -> Bool {
