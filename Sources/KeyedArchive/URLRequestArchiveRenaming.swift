@@ -132,7 +132,7 @@ extension URLRequestArchive {
             ascii: UnsafeRawBufferPointer(
               start: rootKey.utf8Start, count: rootKey.utf8CodeUnitCount)))
       }
-      guard renameIsSafe(archive.plist, replacements) else { return nil }
+      guard archive.plist.renamesOnly(replacements) else { return nil }
       return archive.plist.replacingStrings(replacements)
     }
   }
@@ -154,58 +154,6 @@ extension URLRequestArchive {
     let archiver = table.value(envelope, 2)
     return table.isKind(version, .integer) && table.integer(version).int64Value == 100_000
       && table.isKind(archiver, .string) && table.isString(archiver, equalTo: "NSKeyedArchiver")
-  }
-
-  /// Whether writing `replacements` renames keys and nothing else, and makes no two keys one: the
-  /// objects lie as the writer lays them, each renamed object is a string referenced once in the
-  /// whole plist, and its new text is that of no other key
-  /// (the writer shares a key's string among every dictionary using it, and would share two keys
-  /// made equal).
-  private static func renameIsSafe(
-    _ plist: BinaryPropertyListView, _ replacements: [BinaryPropertyListView.StringReplacement]
-  ) -> Bool {
-    let table = plist.objects
-    let objectCount = plist.objectCount
-    guard !replacements.isEmpty else { return true }
-    // Objects in index order, none overlapping another: every byte after a renamed one then moves
-    // by what it grew, and no other object's bytes change.
-    guard plist.objectsAreContiguous else { return false }
-    return withUnsafeTemporaryAllocation(of: Int32.self, capacity: objectCount) { uses in
-      // -1: not renamed; else the references to it so far.
-      uses.initialize(repeating: -1)
-      // The lengths of the new texts (those below 64), so that most keys are passed over unread.
-      var lengths: UInt64 = 0
-      for replacement in replacements {
-        let object = replacement.object
-        guard object != plist.topObjectIndex, uses[object] == -1, table.isKind(object, .string)
-        else { return false }
-        uses[object] = 0
-        lengths |= 1 << UInt64(min(replacement.ascii.count, 63))
-      }
-      for object in 0..<objectCount {
-        let kind = table.kind(object)
-        guard kind == .dictionary || kind == .array else { continue }
-        let (count, start) = table.contents(object)
-        // A dictionary's keys, then its values.
-        let keys = kind == .dictionary ? count : 0
-        for position in 0..<(count &+ keys) {
-          let reference = table.reference(start, position)
-          if uses[reference] >= 0 {
-            uses[reference] &+= 1
-            if uses[reference] > 1 { return false }
-          } else if position < keys, let text = table.asciiBytes(reference),
-            lengths & (1 << UInt64(min(text.count, 63))) != 0
-          {
-            // A key kept: no new text may equal it.
-            for replacement in replacements where equals(replacement.ascii, text) {
-              return false
-            }
-          }
-        }
-      }
-      for replacement in replacements where uses[replacement.object] != 1 { return false }
-      return true
-    }
   }
 
   private static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {

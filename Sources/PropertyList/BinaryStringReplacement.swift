@@ -16,40 +16,97 @@ extension BinaryPropertyListView {
     }
   }
 
-  /// Whether the objects lie as the writer lays them: the first right after the header, each
-  /// ending where the next starts, the last where the offset table starts, and every one of them
-  /// checked (none overlaps another, so that rewriting one changes no other's bytes).
-  package var objectsAreContiguous: Bool {
-    let table = objects
+  /// Whether `replacingStrings(replacements)` renames those strings and changes nothing else, so
+  /// that it writes what the writer writes for the renamed plist: the objects lie as the writer
+  /// lays them (the first right after the header, each ending where the next starts, the last
+  /// where the offset table starts, every one of them checked, so that none overlaps another and
+  /// rewriting one changes no other's bytes), each renamed object is a string referenced once in
+  /// the whole plist, and no new text is that of a key kept (the writer shares a key's string
+  /// among every dictionary using it, and would share two keys made equal).
+  ///
+  /// One pass over the objects, their bytes read directly: the check costs about what a copy of
+  /// the plist does.
+  package func renamesOnly(_ replacements: [StringReplacement]) -> Bool {
+    guard !replacements.isEmpty else { return true }
     let objectCount = self.objectCount
-    let bytes = rawBytes
-    var position = 8
-    for object in 0..<objectCount {
-      let offset = table.offset(object)
-      guard offset == position else { return false }
-      let marker = bytes[offset]
-      let end: Int
-      switch marker >> 4 {
-      case 0x0: end = offset &+ 1
-      case 0x1, 0x2: end = offset &+ 1 &+ (1 << Int(marker & 0x0F))
-      case 0x3: end = offset &+ 9
-      case 0x8: end = offset &+ 2 &+ Int(marker & 0x0F)
-      default:
-        // Strings, data and containers: where the check recorded their contents to end.
-        guard table.recorded[object] > 0 else { return false }
-        let (count, start) = table.contents(object)
-        let unit: Int =
-          switch marker >> 4 {
-          case 0x6: 2
-          case 0xA: referenceSize
-          case 0xD: 2 &* referenceSize
-          default: 1
-          }
-        end = start &+ count &* unit
+    let base = rawBytes.baseAddress!
+    let offsets = objects.objectOffsets
+    let spans = objects.spans
+    let recorded = objects.recorded
+    let width = referenceSize
+    let top = topObjectIndex
+    return withUnsafeTemporaryAllocation(of: Int32.self, capacity: objectCount) { uses in
+      // -1: not renamed; else the references to it so far.
+      uses.initialize(repeating: -1)
+      // The lengths of the new texts (those below 64), so that most keys are passed over unread.
+      var lengths: UInt64 = 0
+      for replacement in replacements {
+        let object = replacement.object
+        guard object >= 0, object < objectCount, object != top, uses[object] == -1 else {
+          return false
+        }
+        let kind = base.load(fromByteOffset: offsets[object], as: UInt8.self) >> 4
+        guard kind == 0x5 || kind == 0x6 else { return false }
+        uses[object] = 0
+        lengths |= 1 << UInt64(min(replacement.ascii.count, 63))
       }
-      position = end
+      func reference(_ at: Int) -> Int {
+        switch width {
+        case 1: Int(base.load(fromByteOffset: at, as: UInt8.self))
+        case 2: Int(UInt16(bigEndian: base.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
+        default:
+          Int(truncatingIfNeeded: BinaryBytes.readSizedUInt(rawBytes, at, width))
+        }
+      }
+      var position = 8
+      for object in 0..<objectCount {
+        let offset = offsets[object]
+        guard offset == position else { return false }
+        let marker = base.load(fromByteOffset: offset, as: UInt8.self)
+        switch marker >> 4 {
+        case 0x0: position = offset &+ 1
+        case 0x1, 0x2: position = offset &+ 1 &+ (1 << Int(marker & 0x0F))
+        case 0x3: position = offset &+ 9
+        case 0x8: position = offset &+ 2 &+ Int(marker & 0x0F)
+        default:
+          // Strings, data and containers: where the check recorded their contents to end.
+          guard recorded[object] > 0 else { return false }
+          let span = spans[object]
+          switch marker >> 4 {
+          case 0x6: position = span.start &+ span.count &* 2
+          case 0xA, 0xD:
+            let keys = marker >> 4 == 0xD ? span.count : 0
+            let references = span.count &+ keys
+            position = span.start &+ references &* width
+            for index in 0..<references {
+              let target = reference(span.start &+ index &* width)
+              if uses[target] >= 0 {
+                uses[target] &+= 1
+                if uses[target] > 1 { return false }
+                continue
+              }
+              guard index < keys else { continue }
+              // A key kept: no new text may equal it.
+              let keyMarker = base.load(fromByteOffset: offsets[target], as: UInt8.self)
+              guard keyMarker >> 4 == 0x5, recorded[target] > 0 else { continue }
+              let key = spans[target]
+              guard lengths & (1 << UInt64(min(key.count, 63))) != 0 else { continue }
+              for replacement in replacements
+              where replacement.ascii.count == key.count
+                && (key.count == 0
+                  || memcmp(replacement.ascii.baseAddress!, base + key.start, key.count) == 0)
+              {
+                return false
+              }
+            }
+          default: position = span.start &+ span.count
+          }
+        }
+      }
+      guard position == offsetTableOffset else { return false }
+      for replacement in replacements where uses[replacement.object] != 1 { return false }
+      return true
     }
-    return position == offsetTableOffset
   }
 
   /// The plist's bytes with the string objects of `replacements` written with their new text, and
