@@ -65,19 +65,33 @@ extension URLRequestArchive {
       func text(_ prefix: StaticString, _ number: Int) -> UnsafeRawBufferPointer {
         let start = texts.baseAddress! + used
         start.copyMemory(from: prefix.utf8Start, byteCount: prefix.utf8CodeUnitCount)
-        var digits = 1
-        var power = 10
-        while number >= power {
-          digits &+= 1
-          power &*= 10
-        }
-        let length = prefix.utf8CodeUnitCount &+ digits
-        var rest = number
-        for position in stride(from: length &- 1, through: prefix.utf8CodeUnitCount, by: -1) {
+        let prefixLength = prefix.utf8CodeUnitCount
+        func digit(_ value: Int, at position: Int) {
           start.storeBytes(
-            of: UInt8(truncatingIfNeeded: 0x30 &+ rest % 10), toByteOffset: position, as: UInt8.self
-          )
-          rest /= 10
+            of: UInt8(truncatingIfNeeded: 0x30 &+ value), toByteOffset: position, as: UInt8.self)
+        }
+        let length: Int
+        // Slot numbers are below 100 but for hostile counts: those without a loop.
+        if number < 10 {
+          digit(number, at: prefixLength)
+          length = prefixLength &+ 1
+        } else if number < 100 {
+          digit(number / 10, at: prefixLength)
+          digit(number % 10, at: prefixLength &+ 1)
+          length = prefixLength &+ 2
+        } else {
+          var digits = 1
+          var power = 10
+          while number >= power {
+            digits &+= 1
+            power &*= 10
+          }
+          length = prefixLength &+ digits
+          var rest = number
+          for position in stride(from: length &- 1, through: prefixLength, by: -1) {
+            digit(rest % 10, at: position)
+            rest /= 10
+          }
         }
         used &+= length
         return UnsafeRawBufferPointer(start: start, count: length)

@@ -29,84 +29,114 @@ extension BinaryPropertyListView {
   package func renamesOnly(_ replacements: [StringReplacement]) -> Bool {
     guard !replacements.isEmpty else { return true }
     let objectCount = self.objectCount
+    let words = (objectCount &+ 63) / 64
+    // Two bits an object: renamed, and referenced once already.
+    return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2 &* words) { bits in
+      bits.initialize(repeating: 0)
+      let renamed = bits.baseAddress!
+      let seen = renamed + words
+      // The lengths of the new texts (those below 64), so that most keys are passed over unread.
+      var lengths: UInt64 = 0
+      let base = rawBytes.baseAddress!
+      let offsets = objects.objectOffsets
+      for replacement in replacements {
+        let object = replacement.object
+        guard object >= 0, object < objectCount, object != topObjectIndex,
+          renamed[object >> 6] & (1 << UInt64(object & 63)) == 0
+        else { return false }
+        let kind = base.load(fromByteOffset: offsets[object], as: UInt8.self) >> 4
+        guard kind == 0x5 || kind == 0x6 else { return false }
+        renamed[object >> 6] |= 1 << UInt64(object & 63)
+        lengths |= 1 << UInt64(min(replacement.ascii.count, 63))
+      }
+      let walked: Bool
+      switch referenceSize {
+      case 1:
+        walked = walkForRenaming(replacements, renamed, seen, lengths, width: 1) {
+          Int(base.load(fromByteOffset: $0, as: UInt8.self))
+        }
+      case 2:
+        walked = walkForRenaming(replacements, renamed, seen, lengths, width: 2) {
+          Int(UInt16(bigEndian: base.loadUnaligned(fromByteOffset: $0, as: UInt16.self)))
+        }
+      default:
+        let bytes = rawBytes
+        let width = referenceSize
+        walked = walkForRenaming(replacements, renamed, seen, lengths, width: width) {
+          Int(truncatingIfNeeded: BinaryBytes.readSizedUInt(bytes, $0, width))
+        }
+      }
+      guard walked else { return false }
+      // Every renamed object referenced (once: a second reference failed the walk).
+      for word in 0..<words where renamed[word] & ~seen[word] != 0 { return false }
+      return true
+    }
+  }
+
+  /// The walk of `renamesOnly` over every object, references read by `reference`: false when an
+  /// object lies elsewhere than the writer puts it, a renamed one is referenced twice, or a key
+  /// kept has a new text's text.
+  @inline(__always)
+  private func walkForRenaming(
+    _ replacements: [StringReplacement], _ renamed: UnsafeMutablePointer<UInt64>,
+    _ seen: UnsafeMutablePointer<UInt64>, _ lengths: UInt64, width: Int,
+    _ reference: (Int) -> Int
+  ) -> Bool {
     let base = rawBytes.baseAddress!
     let offsets = objects.objectOffsets
     let spans = objects.spans
     let recorded = objects.recorded
-    let width = referenceSize
-    let top = topObjectIndex
-    return withUnsafeTemporaryAllocation(of: Int32.self, capacity: objectCount) { uses in
-      // -1: not renamed; else the references to it so far.
-      uses.initialize(repeating: -1)
-      // The lengths of the new texts (those below 64), so that most keys are passed over unread.
-      var lengths: UInt64 = 0
-      for replacement in replacements {
-        let object = replacement.object
-        guard object >= 0, object < objectCount, object != top, uses[object] == -1 else {
-          return false
+    var position = 8
+    for object in 0..<objectCount {
+      let offset = offsets[object]
+      guard offset == position else { return false }
+      let marker = base.load(fromByteOffset: offset, as: UInt8.self)
+      let kind = marker >> 4
+      switch kind {
+      case 0x0: position = offset &+ 1
+      case 0x1, 0x2: position = offset &+ 1 &+ (1 << Int(marker & 0x0F))
+      case 0x3: position = offset &+ 9
+      case 0x8: position = offset &+ 2 &+ Int(marker & 0x0F)
+      default:
+        // Strings, data and containers: where the check recorded their contents to end.
+        guard recorded[object] > 0 else { return false }
+        let span = spans[object]
+        guard kind == 0xA || kind == 0xD else {
+          position = span.start &+ (kind == 0x6 ? span.count &* 2 : span.count)
+          continue
         }
-        let kind = base.load(fromByteOffset: offsets[object], as: UInt8.self) >> 4
-        guard kind == 0x5 || kind == 0x6 else { return false }
-        uses[object] = 0
-        lengths |= 1 << UInt64(min(replacement.ascii.count, 63))
-      }
-      func reference(_ at: Int) -> Int {
-        switch width {
-        case 1: Int(base.load(fromByteOffset: at, as: UInt8.self))
-        case 2: Int(UInt16(bigEndian: base.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
-        default:
-          Int(truncatingIfNeeded: BinaryBytes.readSizedUInt(rawBytes, at, width))
-        }
-      }
-      var position = 8
-      for object in 0..<objectCount {
-        let offset = offsets[object]
-        guard offset == position else { return false }
-        let marker = base.load(fromByteOffset: offset, as: UInt8.self)
-        switch marker >> 4 {
-        case 0x0: position = offset &+ 1
-        case 0x1, 0x2: position = offset &+ 1 &+ (1 << Int(marker & 0x0F))
-        case 0x3: position = offset &+ 9
-        case 0x8: position = offset &+ 2 &+ Int(marker & 0x0F)
-        default:
-          // Strings, data and containers: where the check recorded their contents to end.
-          guard recorded[object] > 0 else { return false }
-          let span = spans[object]
-          switch marker >> 4 {
-          case 0x6: position = span.start &+ span.count &* 2
-          case 0xA, 0xD:
-            let keys = marker >> 4 == 0xD ? span.count : 0
-            let references = span.count &+ keys
-            position = span.start &+ references &* width
-            for index in 0..<references {
-              let target = reference(span.start &+ index &* width)
-              if uses[target] >= 0 {
-                uses[target] &+= 1
-                if uses[target] > 1 { return false }
-                continue
-              }
-              guard index < keys else { continue }
-              // A key kept: no new text may equal it.
-              let keyMarker = base.load(fromByteOffset: offsets[target], as: UInt8.self)
-              guard keyMarker >> 4 == 0x5, recorded[target] > 0 else { continue }
-              let key = spans[target]
-              guard lengths & (1 << UInt64(min(key.count, 63))) != 0 else { continue }
-              for replacement in replacements
-              where replacement.ascii.count == key.count
-                && (key.count == 0
-                  || memcmp(replacement.ascii.baseAddress!, base + key.start, key.count) == 0)
-              {
-                return false
-              }
-            }
-          default: position = span.start &+ span.count
+        let keys = kind == 0xD ? span.count : 0
+        let references = span.count &+ keys
+        position = span.start &+ references &* width
+        var at = span.start
+        for index in 0..<references {
+          let target = reference(at)
+          at &+= width
+          let word = target >> 6
+          let bit: UInt64 = 1 << UInt64(target & 63)
+          if renamed[word] & bit != 0 {
+            if seen[word] & bit != 0 { return false }
+            seen[word] |= bit
+            continue
+          }
+          guard index < keys else { continue }
+          // A key kept: no new text may equal it.
+          guard base.load(fromByteOffset: offsets[target], as: UInt8.self) >> 4 == 0x5,
+            recorded[target] > 0
+          else { continue }
+          let key = spans[target]
+          guard lengths & (1 << UInt64(min(key.count, 63))) != 0 else { continue }
+          for replacement in replacements
+          where replacement.ascii.count == key.count
+            && (key.count == 0
+              || memcmp(replacement.ascii.baseAddress!, base + key.start, key.count) == 0)
+          {
+            return false
           }
         }
       }
-      guard position == offsetTableOffset else { return false }
-      for replacement in replacements where uses[replacement.object] != 1 { return false }
-      return true
     }
+    return position == offsetTableOffset
   }
 
   /// The plist's bytes with the string objects of `replacements` written with their new text, and
@@ -162,21 +192,32 @@ extension BinaryPropertyListView {
     out.put(base + copied, tableOffset &- copied)
     let newTableOffset = out.count
     let offsetSize = binaryByteCount(UInt64(newTableOffset))
-    var next = 0
+    // Each run of objects up to the next renamed one moves by one amount: the first object after
+    // a renamed one takes that rename's shift.
+    var first = 0
     var shift = 0
-    for object in 0..<objectCount {
-      // The first object after a renamed one takes that rename's shift.
-      if next < ordered.count, object > ordered[next].object {
-        shift = shifts[next]
-        next &+= 1
-      }
-      let moved = UInt64(truncatingIfNeeded: table.offset(object) &+ shift)
+    for run in 0...ordered.count {
+      let end = run < ordered.count ? ordered[run].object &+ 1 : objectCount
       switch offsetSize {
-      case 1: out.put(UInt8(truncatingIfNeeded: moved))
-      case 2: out.put(bigEndian: UInt16(truncatingIfNeeded: moved))
-      case 4: out.put(bigEndian: UInt32(truncatingIfNeeded: moved))
-      default: out.put(bigEndian: moved)
+      case 1:
+        for object in first..<end {
+          out.put(UInt8(truncatingIfNeeded: table.offset(object) &+ shift))
+        }
+      case 2:
+        for object in first..<end {
+          out.put(bigEndian: UInt16(truncatingIfNeeded: table.offset(object) &+ shift))
+        }
+      case 4:
+        for object in first..<end {
+          out.put(bigEndian: UInt32(truncatingIfNeeded: table.offset(object) &+ shift))
+        }
+      default:
+        for object in first..<end {
+          out.put(bigEndian: UInt64(truncatingIfNeeded: table.offset(object) &+ shift))
+        }
       }
+      if run < ordered.count { shift = shifts[run] }
+      first = end
     }
     // The writer's trailer: six zero bytes (unused, sort version), the two sizes, then the
     // object count, the top object and the offset table's offset, eight bytes each.
