@@ -747,17 +747,18 @@ public struct ResumeData: Sendable, Hashable {
     // A blob made from another (a conversion) mostly carries its request archives over unchanged:
     // the same bytes decode to the same value, so `source`'s decoded requests serve.
     if let source, !eagerly {
-      let reused = [currentBytes, originalBytes].map { bytes -> URLRequestArchive? in
-        guard let bytes else { return nil }
-        for index in 0..<2 {
-          if let decoded = source.decodedRequest(index), source.requestBytes(index) == bytes {
-            return decoded
-          }
-        }
+      // Each looked up once.
+      let sourceBytes = (source.requestBytes(0), source.requestBytes(1))
+      // The request `source` decoded from these bytes (an absent request's being none); nil when
+      // it decoded none from them.
+      func reused(_ bytes: Data?) -> URLRequestArchive?? {
+        guard let bytes else { return .some(nil) }
+        if let decoded = source.decodedCurrentRequest, sourceBytes.0 == bytes { return decoded }
+        if let decoded = source.decodedOriginalRequest, sourceBytes.1 == bytes { return decoded }
         return nil
       }
-      if (currentBytes == nil) == (reused[0] == nil), (originalBytes == nil) == (reused[1] == nil) {
-        (decodedCurrentRequest, decodedOriginalRequest) = (reused[0], reused[1])
+      if let current = reused(currentBytes), let original = reused(originalBytes) {
+        (decodedCurrentRequest, decodedOriginalRequest) = (current, original)
         return
       }
     }
