@@ -56,10 +56,13 @@ extension URLRequestArchive {
     guard hasArchiverEnvelope(archive) else { return nil }
     let fields = request.fields
     let fieldCount = table.count(fields)
-    // The new keys' texts are written one after another into one buffer (a key of either layout
-    // is a prefix of at most 30 bytes and a number of at most 7 digits), which the replacements
-    // point into until the bytes are written.
-    return withUnsafeTemporaryAllocation(byteCount: (fieldCount &+ 1) &* 40, alignment: 1) {
+    let (targetPrefix, targetOffset): (StaticString, Int) =
+      target == .standard ? ("__nsurlrequest_proto_prop_obj_", 0) : ("$", 3)
+    // The new keys' texts are written one after another into one buffer (the target's prefix and
+    // a number of at most 7 digits each, and the `$N` props key), which the replacements point
+    // into until the bytes are written: for the `$N` layout, small enough for the stack.
+    let capacity = (fieldCount &+ 1) &* (targetPrefix.utf8CodeUnitCount &+ 7) &+ 8
+    return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) {
       texts -> Data? in
       var used = 0
       func text(_ prefix: StaticString, _ number: Int) -> UnsafeRawBufferPointer {
@@ -100,8 +103,6 @@ extension URLRequestArchive {
       let count = request.slotUIDs.count
       let (prefix, offset): (StaticString, Int) =
         source == .standard ? ("__nsurlrequest_proto_prop_obj_", 0) : ("$", 3)
-      let (targetPrefix, targetOffset): (StaticString, Int) =
-        target == .standard ? ("__nsurlrequest_proto_prop_obj_", 0) : ("$", 3)
       let standardProps: StaticString = "__nsurlrequest_proto_props"
       // The props key in the `$N` layout: the slot after the last.
       let dollarProps = text("$", count &+ 3)
