@@ -40,12 +40,12 @@ extension ResumeData {
         temporaryDirectory: temporaryDirectory)
     else { return (self, []) }
     let blob = conversion.blob
-    var summary = "converted from "
-    summary.reserveCapacity(96)
-    summary += generation.rawValue + " (" + container.rawValue + ") to "
-    summary += blob.generation.rawValue + " (" + blob.container.rawValue + ")"
-    if let version = blob.infoVersion { summary += ", info version " + String(version) }
-    return (blob, [Finding("converted", .info, summary)] + conversion.findings)
+    var parts = [
+      "converted from ", generation.rawValue, " (", container.rawValue, ") to ",
+      blob.generation.rawValue, " (", blob.container.rawValue, ")",
+    ]
+    if let version = blob.infoVersion { parts += [", info version ", String(version)] }
+    return (blob, [Finding("converted", .info, Finding.message(parts))] + conversion.findings)
   }
 
   /// `converted(to:…)` without its `converted` finding (the conversion rule says it its own way),

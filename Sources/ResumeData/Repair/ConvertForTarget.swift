@@ -35,13 +35,11 @@ public struct ConvertForTarget: RepairRule {
       infoVersion: target.keyedInfoVersion, temporaryDirectory: context.temporaryDirectory)
     let was = blob.generation
     if let conversion { blob = conversion.blob }
-    // Spelled out rather than interpolated: an interpolation cost a repair as much as its
-    // conversion's other findings together.
-    var message = target.rawValue
-    message.reserveCapacity(96)
-    message += " cannot read a " + was.rawValue + " blob: converted to "
-    message += blob.generation.rawValue
-    if let version = blob.infoVersion { message += " (info version " + String(version) + ")" }
-    return [Finding(name, .info, message)] + (conversion?.findings ?? [])
+    var parts = [
+      target.rawValue, " cannot read a ", was.rawValue, " blob: converted to ",
+      blob.generation.rawValue,
+    ]
+    if let version = blob.infoVersion { parts += [" (info version ", String(version), ")"] }
+    return [Finding(name, .info, Finding.message(parts))] + (conversion?.findings ?? [])
   }
 }
