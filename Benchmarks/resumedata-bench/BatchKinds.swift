@@ -28,6 +28,19 @@ enum BatchKinds {
     /// The bytes the floor reads: the blob's, or for a conversion the blob it becomes.
     var floorBytes: Data
     var floorName: String
+    /// The blob a record of the kind writes, as base64, in its result: nil when it is the blob
+    /// read (whose base64 text the result carries over).
+    var output: Data? = nil
+  }
+
+  /// What a floor read covers.
+  enum Reach: String {
+    /// The parser alone, on the bytes it reads.
+    case parser
+    /// What every record of the kind must do besides: its line's base64 decoded (as `batch`
+    /// decodes it), the floor's parser on the bytes, and for XML the request archives the blob
+    /// holds checked as binary plists (as every record's reading checks them).
+    case record
   }
 
   /// Instructions (callgrind's count) per operation, and operations per second on one thread.
@@ -53,6 +66,9 @@ enum BatchKinds {
     else { throw CocoaError(.coderInvalidValue) }
     let convertedBytes = try converted.encoded()
     let ios10Bytes = try ios10.encoded()
+    guard let restored = try ResumeData(decoding: ios10Bytes).repaired(for: .ios13Later).blob
+    else { throw CocoaError(.coderInvalidValue) }
+    let restoredBytes = try restored.encoded()
     let archiveFloor = "binary-plist check of the blob and its request archives"
     let keyedKind = Kind(
       name: "keyed-v5 untouched", blob: keyed, target: "ios13+", floor: .bplist, floorBytes: keyed,
@@ -62,20 +78,21 @@ enum BatchKinds {
       floorName: "libxml2 alone")
     let networkKind = Kind(
       name: "nw converted ios13+", blob: network, target: "ios13+", floor: .bplist,
-      floorBytes: convertedBytes, floorName: "binary-plist check of the keyed blob it becomes")
+      floorBytes: convertedBytes, floorName: "binary-plist check of the keyed blob it becomes",
+      output: convertedBytes)
     return (
       [
         keyedKind, v2Kind,
         Kind(
           name: "keyed-v5 repaired ios10.0-10.1", blob: keyed, target: "ios10.0-10.1",
-          floor: .bplist, floorBytes: keyed, floorName: archiveFloor),
+          floor: .bplist, floorBytes: keyed, floorName: archiveFloor, output: ios10Bytes),
         networkKind,
       ],
       [
         keyedKind, v2Kind,
         Kind(
           name: "v2 $N layout restored ios13+", blob: ios10Bytes, target: "ios13+", floor: .xml,
-          floorBytes: ios10Bytes, floorName: "libxml2 alone"),
+          floorBytes: ios10Bytes, floorName: "libxml2 alone", output: restoredBytes),
         networkKind,
       ]
     )
@@ -137,11 +154,16 @@ enum BatchKinds {
           directory: directory)
       else { return 1 }
       let floor = floorCost(kind, records: callgrindRecords, repeats: repeats, counter: counter)
+      let record = floorCost(
+        kind, reach: .record, records: callgrindRecords, repeats: repeats, counter: counter)
       print(
         "batch kind \(padded(kind.name, 31)) --target \(padded(kind.target, 12)) file --jobs 1  "
           + "\(grouped(measured.rates[1]!)) records/s  \(instructions(measured.instructions, per: "record"))"
           + "  floor (\(kind.floorName)): \(instructions(floor.instructions, per: "read")), "
-          + "\(grouped(floor.rate))/s\(ratio(measured.instructions, floor.instructions))")
+          + "\(grouped(floor.rate))/s\(ratio(measured.instructions, floor.instructions))"
+          + "; with what every such record must do besides (\(recordFloorName(kind))): "
+          + "\(instructions(record.instructions, per: "record")), \(grouped(record.rate))/s"
+          + ratio(measured.instructions, record.instructions))
     }
     guard
       let measured = measure(
@@ -156,6 +178,13 @@ enum BatchKinds {
       floors.contains { $0.instructions == nil }
       ? nil : floors.reduce(0) { $0 + $1.instructions! } * 0.9 / Double(floors.count)
     let mixRate = 0.9 / floors.reduce(0) { $0 + 1 / $1.rate / Double(floors.count) }
+    let records = mix.map {
+      floorCost($0, reach: .record, records: callgrindRecords, repeats: repeats, counter: counter)
+    }
+    let mixRecord: Double? =
+      records.contains { $0.instructions == nil }
+      ? nil : records.reduce(0) { $0 + $1.instructions! } * 0.9 / Double(records.count)
+    let mixRecordRate = 0.9 / records.reduce(0) { $0 + 1 / $1.rate / Double(records.count) }
     print(
       "batch mixed (4 kinds in equal parts, 10 % bad) --target ios13+ file --jobs 1  "
         + "\(grouped(measured.rates[1]!)) records/s  --jobs 2  \(grouped(measured.rates[2]!)) "
@@ -163,7 +192,9 @@ enum BatchKinds {
         + "peak RSS \(String(format: "%.1f", Double(measured.peakKiB) / 1024)) MiB  "
         + "\(instructions(measured.instructions, per: "record"))  floor (the kinds' floors in their "
         + "proportions): \(instructions(mixFloor, per: "record")), \(grouped(mixRate))/s"
-        + ratio(measured.instructions, mixFloor))
+        + ratio(measured.instructions, mixFloor)
+        + "; with what every record must do besides: \(instructions(mixRecord, per: "record")), "
+        + "\(grouped(mixRecordRate))/s" + ratio(measured.instructions, mixRecord))
     return 0
   }
 
@@ -214,10 +245,23 @@ enum BatchKinds {
       peakKiB: fastest.values.map(\.peakKiB).max() ?? 0, instructions: instructions)
   }
 
+  /// What the record floor of a kind covers besides its parser, for the line.
+  static func recordFloorName(_ kind: Kind) -> String {
+    (kind.floor == .xml
+      ? "the line's base64, libxml2, the request archives' binary-plist check"
+      : "the line's base64, the binary-plist check")
+      + (kind.output == nil ? "" : ", the output's base64")
+  }
+
   /// The floor of `kind`: instructions per read counted over `records` reads (this benchmark's
   /// own `batch-floor`, under callgrind), and reads/s on this thread (the fastest of `repeats`).
-  static func floorCost(_ kind: Kind, records: Int, repeats: Int, counter: Callgrind) -> Cost {
-    let read = floorRead(kind.floor, kind.floorBytes)
+  static func floorCost(
+    _ kind: Kind, reach: Reach = .parser, records: Int, repeats: Int, counter: Callgrind
+  ) -> Cost {
+    let read =
+      reach == .parser
+      ? floorRead(kind.floor, kind.floorBytes)
+      : recordFloorRead(kind.floor, kind.floorBytes, line: kind.blob, output: kind.output)
     let reads = 20_000
     let clock = ContinuousClock()
     var fastest = Double.infinity
@@ -229,13 +273,66 @@ enum BatchKinds {
     var instructions: Double?
     if counter.missing == nil {
       let file = counter.directory.appendingPathComponent("floor.blob")
-      if (try? kind.floorBytes.write(to: file)) != nil {
+      let line = counter.directory.appendingPathComponent("floor-line.blob")
+      let output = counter.directory.appendingPathComponent("floor-output.blob")
+      if (try? kind.floorBytes.write(to: file)) != nil, (try? kind.blob.write(to: line)) != nil,
+        (try? (kind.output ?? Data()).write(to: output)) != nil
+      {
+        // The count goes last (`perRecord` appends it); the line's and the output's blobs are
+        // only read for the record floor (an empty output: the result carries the line's text).
         instructions = counter.perRecord(
-          ["batch-floor", kind.floor.rawValue, file.path], records: records, file: nil,
-          executable: counter.bench)
+          ["batch-floor", kind.floor.rawValue, reach.rawValue, file.path, line.path, output.path],
+          records: records, file: nil, executable: counter.bench)
       }
     }
     return Cost(instructions: instructions, rate: Double(reads) / fastest)
+  }
+
+  /// One read at the record floor: the record's base64 text of `line` decoded as `batch` decodes
+  /// it, the parser floor on `bytes`, for XML each binary plist the document holds as data
+  /// checked as `floorRead(.bplist)` checks it, and the blob the record writes (`output`, when
+  /// it writes one) encoded as base64, as its result carries it.
+  static func recordFloorRead(_ floor: Floor, _ bytes: Data, line: Data, output: Data?)
+    -> () -> Void
+  {
+    let text = Array(line.base64EncodedString().utf8)
+    let parser = floorRead(floor, bytes)
+    var nested: [Data] = []
+    if floor == .xml, let value = try? PropertyListValue.decode(bytes).value {
+      nested = nestedPlists(value)
+    }
+    let limits = PropertyListLimits.default
+    let written = output.map { Array($0) } ?? []
+    var encoded = [UInt8](repeating: 0, count: Base64Groups.encodedCount(written.count))
+    return {
+      blackHole(text.withUnsafeBytes { Base64Groups.decodeCanonical($0) })
+      parser()
+      for data in nested {
+        blackHole(try? BinaryPropertyListView(validating: data, limits: limits))
+      }
+      if !written.isEmpty {
+        written.withUnsafeBytes { input in
+          encoded.withUnsafeMutableBytes { Base64Groups.encode(input, into: $0.baseAddress!) }
+        }
+        blackHole(encoded[0])
+      }
+    }
+  }
+
+  /// The binary plists a value holds as data (request archives), each once.
+  static func nestedPlists(_ value: PropertyListValue) -> [Data] {
+    var nested: [Data] = []
+    func collect(_ value: PropertyListValue) {
+      switch value {
+      case .dictionary(let dictionary): for (_, value) in dictionary { collect(value) }
+      case .array(let array): for value in array { collect(value) }
+      case .data(let data) where data.starts(with: Array("bplist00".utf8)):
+        if !nested.contains(data) { nested.append(data) }
+      default: break
+      }
+    }
+    collect(value)
+    return nested
   }
 
   /// One read of `bytes` at the floor: libxml2 alone, or our binary-plist check (the validating
@@ -257,17 +354,7 @@ enum BatchKinds {
       // The request archives, found once: the floor checks them, as a record's reading does, but
       // finding them costs it nothing (the pipeline's view reads them in place). The same bytes
       // twice are checked once, as the pipeline checks them.
-      var nested: [Data] = []
-      func collect(_ value: PropertyListValue) {
-        switch value {
-        case .dictionary(let dictionary): for (_, value) in dictionary { collect(value) }
-        case .array(let array): for value in array { collect(value) }
-        case .data(let data) where data.starts(with: Array("bplist00".utf8)):
-          if !nested.contains(data) { nested.append(data) }
-        default: break
-        }
-      }
-      if let value = try? BinaryPropertyListReader().read(bytes) { collect(value) }
+      let nested = (try? BinaryPropertyListReader().read(bytes)).map(nestedPlists) ?? []
       let limits = PropertyListLimits.default
       return {
         for data in [bytes] + nested {
@@ -277,18 +364,26 @@ enum BatchKinds {
     }
   }
 
-  /// `resumedata-bench batch-floor xml|bplist FILE COUNT`: COUNT floor reads of the bytes of FILE,
-  /// for callgrind to count (not in the help: `batch` runs it).
+  /// `resumedata-bench batch-floor xml|bplist parser|record FILE LINE OUTPUT COUNT`: COUNT floor
+  /// reads of the bytes of FILE (for `record`, with the base64 of the blob in LINE decoded first
+  /// and the blob in OUTPUT, unless empty, encoded after), for callgrind to count (not in the
+  /// help: `batch` runs it).
   static func runFloor(_ arguments: [String]) -> Int32 {
-    guard arguments.count == 3, let floor = Floor(rawValue: arguments[0]),
-      let bytes = FileManager.default.contents(atPath: arguments[1]),
-      let count = Int(arguments[2]), count >= 0
+    guard arguments.count == 6, let floor = Floor(rawValue: arguments[0]),
+      let reach = Reach(rawValue: arguments[1]),
+      let bytes = FileManager.default.contents(atPath: arguments[2]),
+      let line = FileManager.default.contents(atPath: arguments[3]),
+      let output = FileManager.default.contents(atPath: arguments[4]),
+      let count = Int(arguments[5]), count >= 0
     else {
       return usageError(
-        "batch-floor needs xml or bplist, a file and a count",
-        hint: "resumedata-bench batch-floor xml|bplist FILE COUNT")
+        "batch-floor needs xml or bplist, parser or record, three files and a count",
+        hint: "resumedata-bench batch-floor xml|bplist parser|record FILE LINE OUTPUT COUNT")
     }
-    let read = floorRead(floor, bytes)
+    let read =
+      reach == .parser
+      ? floorRead(floor, bytes)
+      : recordFloorRead(floor, bytes, line: line, output: output.isEmpty ? nil : output)
     for _ in 0..<count { read() }
     return 0
   }
