@@ -53,7 +53,9 @@ typedef struct CXMLShimHandlers {
   /// The innermost open element ends.
   int (*_Nonnull endElement)(void *_Nullable context, int line);
   /// Character data (text, CDATA, resolved character and predefined entity references) as UTF-8; one
-  /// run of text may arrive in several calls.
+  /// run of text may arrive in several calls. Text made only of whitespace (space, tab, CR, LF) is
+  /// not reported unless the innermost open element is a value or key element (not `plist`, `dict`,
+  /// `array` or an unknown element).
   int (*_Nonnull characters)(void *_Nullable context, const unsigned char *_Nonnull bytes, int length,
                              int line);
   /// The parse failed. `message` is NUL-terminated UTF-8, valid only during the call. Called at most once
