@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 // Apple's readers accept 512 nested containers inside <plist>; libxml2 2.9 refuses more than 256 open
@@ -20,12 +21,63 @@ const int cxml_shim_max_element_depth = 4096;
 
 static pthread_once_t shim_once = PTHREAD_ONCE_INIT;
 
+// Each thread keeps the parser context of its last parse, reset, for its next one: creating a
+// context (its handler table, stacks and name dictionary) and freeing it cost as much as parsing a
+// few hundred elements. libxml2's own xmlCtxtRead* functions reuse contexts the same way, through
+// xmlCtxtReset, which clears everything a parse leaves behind. A context that grew unusually (names
+// in its dictionary, attributes, namespaces, nesting) is freed rather than kept with that memory.
+typedef struct ShimCache {
+  xmlParserCtxtPtr parser;
+  int busy;
+} ShimCache;
+
+static pthread_key_t shim_cache_key;
+static int shim_cache_ready;
+
+enum {
+  shim_cached_names = 512,
+  shim_cached_attributes = 256,
+  shim_cached_namespaces = 64,
+  shim_cached_depth = 512,
+};
+
+static void shim_cache_destroy(void *value) {
+  ShimCache *cache = value;
+  if (cache->parser != NULL) xmlFreeParserCtxt(cache->parser);
+  free(cache);
+}
+
 static void shim_initialize(void) {
   // xmlInitParser is not safe to race with parses on other threads, so it runs exactly once.
   xmlInitParser();
   if (xmlParserMaxDepth < (unsigned int)cxml_shim_max_element_depth) {
     xmlParserMaxDepth = (unsigned int)cxml_shim_max_element_depth;
   }
+  shim_cache_ready = pthread_key_create(&shim_cache_key, shim_cache_destroy) == 0;
+}
+
+// This thread's cache, or NULL when there is none to use (a parse started from inside another's
+// callback gets a context of its own).
+static ShimCache *shim_cache(void) {
+  if (!shim_cache_ready) return NULL;
+  ShimCache *cache = pthread_getspecific(shim_cache_key);
+  if (cache == NULL) {
+    cache = calloc(1, sizeof *cache);
+    if (cache == NULL) return NULL;
+    if (pthread_setspecific(shim_cache_key, cache) != 0) {
+      free(cache);
+      return NULL;
+    }
+  }
+  return cache->busy ? NULL : cache;
+}
+
+// Whether a context is worth keeping after its parse.
+static int shim_keeps(xmlParserCtxtPtr parser) {
+  return xmlDictSize(parser->dict) <= shim_cached_names &&
+         parser->maxatts <= shim_cached_attributes && parser->nsMax <= shim_cached_namespaces &&
+         parser->nameMax <= shim_cached_depth && parser->nodeMax <= shim_cached_depth &&
+         parser->spaceMax <= shim_cached_depth && parser->input_id < INT_MAX / 2;
 }
 
 typedef struct ShimState {
@@ -259,10 +311,30 @@ int cxml_shim_parse(const void *bytes, size_t length, const CXMLShimHandlers *ha
     return 1;
   }
 
-  xmlParserCtxtPtr parser = xmlCreateMemoryParserCtxt((const char *)bytes, (int)length);
-  if (parser == NULL) {
+  // What xmlCreateMemoryParserCtxt does, on this thread's kept context when there is one.
+  ShimCache *cache = shim_cache();
+  xmlParserCtxtPtr parser = cache != NULL && cache->parser != NULL ? cache->parser : xmlNewParserCtxt();
+  xmlParserInputBufferPtr buffer = NULL;
+  xmlParserInputPtr input = NULL;
+  if (parser != NULL) {
+    buffer = xmlParserInputBufferCreateMem((const char *)bytes, (int)length, XML_CHAR_ENCODING_NONE);
+  }
+  if (buffer != NULL) {
+    input = xmlNewIOInputStream(parser, buffer, XML_CHAR_ENCODING_NONE);
+    if (input == NULL) xmlFreeParserInputBuffer(buffer);
+  }
+  // inputPush frees the input when it fails (only when out of memory).
+  if (input == NULL || inputPush(parser, input) < 0) {
+    if (parser != NULL) {
+      xmlFreeParserCtxt(parser);
+      if (cache != NULL) cache->parser = NULL;
+    }
     handlers->error(context, CXMLShimErrorKindMalformed, 1, "could not create an XML parser");
     return 1;
+  }
+  if (cache != NULL) {
+    cache->parser = parser;
+    cache->busy = 1;
   }
   state.parser = parser;
 
@@ -304,6 +376,13 @@ int cxml_shim_parse(const void *bytes, size_t length, const CXMLShimHandlers *ha
     shim_fail(&state, CXMLShimErrorKindMalformed, shim_line(&state), "XML is not well-formed");
   }
   int failed = state.failed;
-  xmlFreeParserCtxt(parser);
+  if (cache != NULL && shim_keeps(parser)) {
+    // Frees the document's copy now rather than at the next parse.
+    xmlCtxtReset(parser);
+  } else {
+    xmlFreeParserCtxt(parser);
+    if (cache != NULL) cache->parser = NULL;
+  }
+  if (cache != NULL) cache->busy = 0;
   return failed;
 }
