@@ -978,3 +978,88 @@ struct Base64Decoder {
     return data
   }
 }
+
+/// The `<data>` decoder (its group loops, its line-length guess, text cut anywhere) against a
+/// decoder of one character at a time, for tests and fuzzing.
+@_spi(Differential)
+public enum XMLDataDifferential {
+  /// Nil when decoding `text` cut at `cuts` (offsets into it, ascending) gives, with the reader's
+  /// decoder after it has decoded `earlier` (whose layout leaves a line-length guess), what
+  /// `reference` gives: the same bytes, or the same failure; else what differs.
+  public static func difference(_ text: [UInt8], cuts: [Int], earlier: [UInt8]) -> String? {
+    var decoder = Base64Decoder()
+    defer { decoder.release() }
+    _ = decode(earlier, cuts: [], with: &decoder)
+    let ours = decode(text, cuts: cuts, with: &decoder)
+    let theirs = reference(text)
+    return ours == theirs ? nil : "the decoder gives \(ours), the reference \(theirs)"
+  }
+
+  /// What decoding gives: the bytes, or why it failed.
+  public enum Outcome: Equatable, Sendable {
+    case bytes([UInt8])
+    case failure(String)
+  }
+
+  private static func decode(_ text: [UInt8], cuts: [Int], with decoder: inout Base64Decoder)
+    -> Outcome
+  {
+    decoder.reset()
+    var start = 0
+    for end in cuts + [text.count] where end >= start && end <= text.count {
+      let accepted = text[start..<end].withUnsafeBufferPointer { decoder.decode($0) }
+      guard accepted else { return .failure(decoder.problem) }
+      start = end
+    }
+    guard decoder.finish() else { return .failure(decoder.problem) }
+    return .bytes(Array(decoder.takeData()))
+  }
+
+  /// The decoder as it was first written, one character at a time: whitespace skipped anywhere,
+  /// `=` only after two sextets of a group and only to complete it, nothing after padding, and a
+  /// final group of two or three sextets decoded.
+  public static func reference(_ text: [UInt8]) -> Outcome {
+    var output: [UInt8] = []
+    var accumulator: UInt32 = 0
+    var sextets = 0
+    var padding = 0
+    for byte in text {
+      let value = Base64Groups.values[Int(byte)]
+      if value < 64 {
+        if padding > 0 { return .failure("characters after '=' padding") }
+        accumulator = accumulator << 6 | UInt32(value)
+        sextets += 1
+        if sextets == 4 {
+          output += [
+            UInt8(truncatingIfNeeded: accumulator >> 16),
+            UInt8(truncatingIfNeeded: accumulator >> 8), UInt8(truncatingIfNeeded: accumulator),
+          ]
+          sextets = 0
+          accumulator = 0
+        }
+      } else if byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D {
+        continue
+      } else if byte == UInt8(ascii: "=") {
+        guard sextets >= 2 || padding > 0, sextets + padding < 4 else {
+          return .failure("misplaced '=' padding")
+        }
+        padding += 1
+      } else {
+        return .failure(
+          byte < 0x80
+            ? "invalid character '\(Unicode.Scalar(byte))'"
+            : "invalid byte 0x\(String(byte, radix: 16, uppercase: true))")
+      }
+    }
+    switch sextets {
+    case 0: break
+    case 2: output.append(UInt8(truncatingIfNeeded: accumulator >> 4))
+    case 3:
+      output += [
+        UInt8(truncatingIfNeeded: accumulator >> 10), UInt8(truncatingIfNeeded: accumulator >> 2),
+      ]
+    default: return .failure("a lone final character")
+    }
+    return .bytes(output)
+  }
+}

@@ -2,113 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import PropertyList
-
-/// The `<data>` decoder as it was written first, one character at a time: the reference the
-/// decoder's group loops (whole lines, a guessed line length, chunks split anywhere) must agree
-/// with, in bytes, success and the reason for a failure.
-private struct ReferenceBase64 {
-  var output: [UInt8] = []
-  var problem = ""
-  private var accumulator: UInt32 = 0
-  private var sextets = 0
-  private var padding = 0
-
-  private static func value(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
-    case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0") + 52
-    case UInt8(ascii: "+"): 62
-    case UInt8(ascii: "/"): 63
-    default: nil
-    }
-  }
-
-  mutating func decode(_ chunk: ArraySlice<UInt8>) -> Bool {
-    for byte in chunk {
-      if let value = Self.value(byte) {
-        if padding > 0 {
-          problem = "characters after '=' padding"
-          return false
-        }
-        accumulator = accumulator << 6 | UInt32(value)
-        sextets += 1
-        if sextets == 4 {
-          output += [
-            UInt8(truncatingIfNeeded: accumulator >> 16),
-            UInt8(truncatingIfNeeded: accumulator >> 8),
-            UInt8(truncatingIfNeeded: accumulator),
-          ]
-          sextets = 0
-          accumulator = 0
-        }
-      } else if byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D {
-        continue
-      } else if byte == UInt8(ascii: "=") {
-        guard sextets >= 2 || padding > 0, sextets + padding < 4 else {
-          problem = "misplaced '=' padding"
-          return false
-        }
-        padding += 1
-      } else {
-        problem =
-          byte < 0x80
-          ? "invalid character '\(Unicode.Scalar(byte))'"
-          : "invalid byte 0x\(String(byte, radix: 16, uppercase: true))"
-        return false
-      }
-    }
-    return true
-  }
-
-  mutating func finish() -> Bool {
-    switch sextets {
-    case 0: break
-    case 2: output.append(UInt8(truncatingIfNeeded: accumulator >> 4))
-    case 3:
-      output += [
-        UInt8(truncatingIfNeeded: accumulator >> 10), UInt8(truncatingIfNeeded: accumulator >> 2),
-      ]
-    default:
-      problem = "a lone final character"
-      return false
-    }
-    return true
-  }
-}
-
-/// What decoding a text in the given chunks gives: the bytes, or the reason it failed.
-private enum Decoded: Equatable {
-  case bytes([UInt8])
-  case failure(String)
-}
-
-private func referenceDecode(_ text: [UInt8], cuts: [Int]) -> Decoded {
-  var decoder = ReferenceBase64()
-  var start = 0
-  for end in cuts + [text.count] {
-    guard decoder.decode(text[start..<end]) else { return .failure(decoder.problem) }
-    start = end
-  }
-  guard decoder.finish() else { return .failure(decoder.problem) }
-  return .bytes(decoder.output)
-}
-
-/// `decoder` carries its state (and its line-length guess) from earlier elements, as the reader's
-/// one decoder does from one `<data>` to the next.
-private func decode(_ text: [UInt8], cuts: [Int], with decoder: inout Base64Decoder) -> Decoded {
-  decoder.reset()
-  var start = 0
-  for end in cuts + [text.count] {
-    let accepted = text[start..<end].withUnsafeBufferPointer { decoder.decode($0) }
-    guard accepted else { return .failure(decoder.problem) }
-    start = end
-  }
-  guard decoder.finish() else { return .failure(decoder.problem) }
-  let data = decoder.takeData()
-  return .bytes(Array(data))
-}
+@_spi(Differential) @testable import PropertyList
 
 /// Base64 laid out in lines of `lineLength` characters (a multiple of four, or not), each line
 /// after `separator`.
@@ -134,8 +28,7 @@ struct XMLReaderPathTests {
     "Random base64, whitespace, damage and chunk cuts agree with the reference", arguments: 0..<8)
   func randomTextsAgree(batch: Int) {
     var random = SeededGenerator(seed: UInt64(0xDA7A_0000 + batch))
-    var decoder = Base64Decoder()
-    defer { decoder.release() }
+    var earlier: [UInt8] = []
     let whitespace: [String] = [" ", "\n", "\t", "\r\n", "\n\t\t", "  "]
     for _ in 0..<400 {
       let count = Int.random(in: 0...300, using: &random)
@@ -178,26 +71,30 @@ struct XMLReaderPathTests {
           Int.random(in: 0...characters.count, using: &random)
         }.sorted()
       }
-      let expected = referenceDecode(characters, cuts: cuts)
+      // After the last text, whose layout leaves the decoder its guess at a line's length.
       #expect(
-        decode(characters, cuts: cuts, with: &decoder) == expected,
+        XMLDataDifferential.difference(characters, cuts: cuts, earlier: earlier) == nil,
         "\(String(decoding: characters, as: UTF8.self).debugDescription) cut at \(cuts)")
+      earlier = characters
     }
   }
 
   @Test("Whitespace in every position of a text, and a cut at every position")
   func whitespaceAndCutsEverywhere() {
     let base64 = Array("SGVsbG8sIHdvcmxkIQ==".utf8)
-    var decoder = Base64Decoder()
-    defer { decoder.release() }
-    let expected = Decoded.bytes(Array("Hello, world!".utf8))
+    let earlier = Array(
+      lines(String(repeating: "QUJD", count: 60), lineLength: 16, separator: "\n").utf8)
     for position in 0...base64.count {
       for space in [" ", "\n", "\t", "\r\n\t"] {
         var text = base64
         text.insert(contentsOf: Array(space.utf8), at: position)
-        #expect(decode(text, cuts: [], with: &decoder) == expected, "\(text)")
+        #expect(XMLDataDifferential.reference(text) == .bytes(Array("Hello, world!".utf8)))
         for cut in 0...text.count {
-          #expect(decode(text, cuts: [cut], with: &decoder) == expected, "\(text) cut at \(cut)")
+          for earlier in [[], earlier] {
+            #expect(
+              XMLDataDifferential.difference(text, cuts: [cut], earlier: earlier) == nil,
+              "\(text) cut at \(cut)")
+          }
         }
       }
     }
@@ -205,17 +102,19 @@ struct XMLReaderPathTests {
 
   @Test("A line-length guess from an earlier element never changes what a later one decodes")
   func lineGuessCarriesOver() {
-    var decoder = Base64Decoder()
-    defer { decoder.release() }
     let bytes = (0..<600).map { UInt8(truncatingIfNeeded: $0 &* 7) }
     let base64 = Data(bytes).base64EncodedString()
     // Longer, shorter, misaligned and padded last lines, one element after the other.
+    var earlier: [UInt8] = []
     for length in [68, 16, 76, 4, 70, 1, 68, 64, 3, 68] {
       let text = Array(lines(base64, lineLength: length, separator: "\n\t").utf8)
-      #expect(decode(text, cuts: [], with: &decoder) == .bytes(bytes), "lines of \(length)")
-      #expect(
-        decode(text, cuts: [text.count / 2], with: &decoder) == .bytes(bytes),
-        "lines of \(length), cut in two")
+      #expect(XMLDataDifferential.reference(text) == .bytes(bytes))
+      for cuts in [[], [text.count / 2], [1, 2, 3, 70, 71, 72, 73]] {
+        #expect(
+          XMLDataDifferential.difference(text, cuts: cuts, earlier: earlier) == nil,
+          "lines of \(length), cut at \(cuts)")
+      }
+      earlier = text
     }
   }
 
