@@ -21,6 +21,12 @@ const int cxml_shim_max_element_depth = 4096;
 
 static pthread_once_t shim_once = PTHREAD_ONCE_INIT;
 
+static const char shim_apple_prolog[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" "
+    "\"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n";
+static const size_t shim_apple_prolog_length = sizeof shim_apple_prolog - 1;
+
 // Each thread keeps the parser context of its last parse, reset, for its next one: creating a
 // context (its handler table, stacks and name dictionary) and freeing it cost as much as parsing a
 // few hundred elements. libxml2's own xmlCtxtRead* functions reuse contexts the same way, through
@@ -311,13 +317,29 @@ int cxml_shim_parse(const void *bytes, size_t length, const CXMLShimHandlers *ha
     return 1;
   }
 
+  // The prolog CoreFoundation writes before every XML property list, byte for byte, is not given to
+  // libxml2 when the root element's start tag follows it: reading it (the XML declaration with
+  // UTF-8, which switches nothing, and a DOCTYPE naming Apple's DTD with no internal subset, which
+  // loads nothing) is a tenth of a resume blob's parse, and changes nothing libxml2 does after it.
+  // The rest is parsed as a document without a prolog, from line 3. The two differ only in what
+  // libxml2 records about the DOCTYPE (an external subset exists), which decides whether an
+  // undeclared entity is an error or a warning; the shim refuses every such entity before either.
+  size_t skipped = 0;
+  if (length > shim_apple_prolog_length + 6 &&
+      memcmp(bytes, shim_apple_prolog, shim_apple_prolog_length) == 0 &&
+      memcmp((const char *)bytes + shim_apple_prolog_length, "<plist", 6) == 0) {
+    skipped = shim_apple_prolog_length;
+  }
+  state.length = length - skipped;
+
   // What xmlCreateMemoryParserCtxt does, on this thread's kept context when there is one.
   ShimCache *cache = shim_cache();
   xmlParserCtxtPtr parser = cache != NULL && cache->parser != NULL ? cache->parser : xmlNewParserCtxt();
   xmlParserInputBufferPtr buffer = NULL;
   xmlParserInputPtr input = NULL;
   if (parser != NULL) {
-    buffer = xmlParserInputBufferCreateMem((const char *)bytes, (int)length, XML_CHAR_ENCODING_NONE);
+    buffer = xmlParserInputBufferCreateMem((const char *)bytes + skipped, (int)(length - skipped),
+                                           XML_CHAR_ENCODING_NONE);
   }
   if (buffer != NULL) {
     input = xmlNewIOInputStream(parser, buffer, XML_CHAR_ENCODING_NONE);
@@ -336,6 +358,7 @@ int cxml_shim_parse(const void *bytes, size_t length, const CXMLShimHandlers *ha
     cache->parser = parser;
     cache->busy = 1;
   }
+  if (skipped > 0) input->line = 3;
   state.parser = parser;
 
   // Never NOENT (substitutes entities), DTDLOAD/DTDATTR/DTDVALID (fetch the external DTD), HUGE (lifts

@@ -393,6 +393,55 @@ struct XMLReaderPathTests {
     #expect(first[4].contains("entity reference &e;"))
   }
 
+  /// CoreFoundation's prolog, byte for byte, is not given to libxml2 when `<plist` follows it:
+  /// every document reads exactly as it does with a prolog libxml2 reads itself (one space more
+  /// before `?>`), values and errors alike, messages and lines included.
+  @Test(
+    "Documents after CoreFoundation's prolog read as after any prolog",
+    arguments: [
+      "<plist version=\"1.0\">\n<dict>\n\t<key>a</key>\n\t<data>\n\tAAEC\n\t</data>\n</dict>\n</plist>\n",
+      "<plist version=\"1.0\">\n<string>&nbsp;</string>\n</plist>\n",
+      "<plist version=\"1.0\">\n<string a=\"&x;\">s</string>\n</plist>\n",
+      "<plist version=\"1.0\">\n<array>\n<true/>\n",
+      "<plist version=\"1.0\">\n<dict>\n</plist>\n",
+      "<plist version=\"1.0\">\n<true/>\n</plist>\n<!DOCTYPE plist>\n",
+      "<plist version=\"1.0\">\n<string>a\u{FFFE}</string>\n</plist>\n",
+      "<plist version=\"1.0\">\n<string>\u{E9}</string>\n</plist>\n<?pi?>\n<!-- c -->\n",
+      "<plist version=\"1.0\">\n<data>QUJ$</data>\n</plist>\n",
+      "<plist version=\"1.0\">\n\n\n<integer>x</integer>\n</plist>\n",
+      "<plistx/>",
+      "<plist",
+      "<plist version=\"1.0\">\n<dict><key>CF$UID</key><integer>-1</integer></dict>\n</plist>\n",
+      "<plist version=\"1.0\">\n<![CDATA[x]]>\n</plist>\n",
+      "<plist version=\"1.0\">\n<string>]]></string>\n</plist>\n",
+      "<plist version=\"1.0\">\n<string>\u{1}</string>\n</plist>\n",
+    ])
+  func appleProlog(_ body: String) throws {
+    let apple =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE plist PUBLIC "
+      + "\"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n"
+    let other = apple.replacingOccurrences(of: "\"UTF-8\"?>", with: "\"UTF-8\" ?>")
+    func outcome(_ text: String) -> String {
+      do {
+        return "\(try XMLPropertyListReader().read(Data(text.utf8)))"
+      } catch let error as PropertyListError {
+        return "\(error.code) at \(String(describing: error.location)): \(error.message)"
+      } catch {
+        return "\(error)"
+      }
+    }
+    #expect(outcome(apple + body) == outcome(other + body))
+    // Invalid UTF-8 after the prolog, reported with its bytes and line.
+    var bytes = Data((apple + body).utf8)
+    bytes.append(contentsOf: [0xFF, 0x3C])
+    var control = Data((other + body).utf8)
+    control.append(contentsOf: [0xFF, 0x3C])
+    let reader = XMLPropertyListReader()
+    #expect(
+      String(describing: Result { try reader.read(bytes) })
+        == String(describing: Result { try reader.read(control) }))
+  }
+
   private static let resumeLikeHeader = """
     <?xml version="1.0" encoding="UTF-8"?>
     <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
