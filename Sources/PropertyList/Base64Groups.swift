@@ -180,13 +180,21 @@ package enum Base64Groups {
     while true {
       while read < count, isWhitespace(read) { read &+= 1 }
       let start = read
-      let end = guess > 0 && count &- read > guess ? read &+ guess : count
-      var run = groups(base, from: read, to: end, tables: tables, into: out + written)
-      read = run.read
-      written &+= run.written
-      if read == end, end < count, !isWhitespace(read) {
-        // A line longer than the guess: the rest of it.
-        run = groups(base, from: read, to: count, tables: tables, into: out + written)
+      if guess > 0, count &- read > guess {
+        let end = read &+ guess
+        var run = groups(base, from: read, to: end, tables: tables, into: out + written)
+        read = run.read
+        written &+= run.written
+        if read == end {
+          // The guess was right: the next line.
+          if isWhitespace(read) { continue }
+          // A line longer than the guess: the rest of it.
+          run = groups(base, from: read, to: count, tables: tables, into: out + written)
+          read = run.read
+          written &+= run.written
+        }
+      } else {
+        let run = groups(base, from: read, to: count, tables: tables, into: out + written)
         read = run.read
         written &+= run.written
       }
