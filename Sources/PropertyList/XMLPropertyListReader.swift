@@ -33,6 +33,11 @@ public struct XMLPropertyListReader: Sendable {
   ///   limit is hit (the input-size check has no location). Every value and key element counts
   ///   toward `maximumObjectCount`; `maximumDepth` counts nested arrays and dictionaries, not `<plist>`.
   public func read(_ bytes: Data) throws -> PropertyListValue {
+    // One look into the Data: each one costs a dynamic exclusivity check of its storage.
+    try bytes.withUnsafeBytes { try read($0) }
+  }
+
+  private func read(_ bytes: UnsafeRawBufferPointer) throws -> PropertyListValue {
     guard bytes.count <= limits.maximumInputSize else {
       throw PropertyListError(
         .limitExceeded,
@@ -58,9 +63,7 @@ public struct XMLPropertyListReader: Sendable {
         XMLValueBuilder.at(context).pointee.parserFailed(kind, line: Int(line), message: message)
       })
     let status = withUnsafeMutablePointer(to: &builder) { builder in
-      bytes.withUnsafeBytes { raw in
-        cxml_shim_parse(raw.baseAddress, raw.count, &handlers, UnsafeMutableRawPointer(builder))
-      }
+      cxml_shim_parse(bytes.baseAddress, bytes.count, &handlers, UnsafeMutableRawPointer(builder))
     }
     return try builder.result(parserStatus: status)
   }
