@@ -93,6 +93,7 @@ typedef struct ShimState {
   int failed;
   /// The innermost open element is a value or key element (text inside it is its content).
   int inLeaf;
+  /// The length of what libxml2 is given.
   size_t length;
 } ShimState;
 
@@ -218,7 +219,7 @@ static void shim_characters(void *user, const xmlChar *bytes, int length) {
 // whole document in its buffer from the start, yet libxml2 2.9 asks its read callback for more at
 // every GROW within the last 250 bytes: the first time it doubles the buffer (reallocating and
 // copying the document), and every time it goes through the buffer-growing code for nothing (about
-// 20,000 instructions a parse of a 7 KB document). Without a read callback, a GROW returns at once
+// 17,000 instructions a parse of a 7 KB document). Without a read callback, a GROW returns at once
 // having read nothing, which is what the callback gives. Only when no encoder converts the document
 // (with one, GROW is what converts the rest), and only when the document is within
 // XML_MAX_LOOKUP_LIMIT, above which libxml2 2.9 treats inputs with other callbacks differently

@@ -130,31 +130,29 @@ private struct ManualStack<Element> {
 
 /// The text of the element being read, gathered from however many calls libxml2 makes.
 private struct TextBuffer {
-  private(set) var base: UnsafeMutableRawPointer
+  private(set) var base: UnsafeMutablePointer<UInt8>
   private(set) var count = 0
   private var capacity: Int
 
   init(capacity: Int) {
-    base = .allocate(byteCount: capacity, alignment: 8)
+    base = .allocate(capacity: capacity)
     self.capacity = capacity
   }
 
-  var bytes: UnsafeBufferPointer<UInt8> {
-    UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: count)
-  }
+  var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
 
   mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
     guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
     let needed = count + bytes.count
     if needed > capacity {
       let larger = Swift.max(needed, capacity * 2)
-      let memory = UnsafeMutableRawPointer.allocate(byteCount: larger, alignment: 8)
-      memory.copyMemory(from: base, byteCount: count)
+      let memory = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+      memory.initialize(from: base, count: count)
       base.deallocate()
       base = memory
       capacity = larger
     }
-    (base + count).copyMemory(from: source, byteCount: bytes.count)
+    (base + count).initialize(from: source, count: bytes.count)
     count = needed
   }
 

@@ -67,8 +67,9 @@ typedef struct CXMLShimHandlers {
 /// Parses `length` bytes of XML with libxml2's streaming SAX2 parser, calling `handlers`.
 ///
 /// Never loads a DTD or an external entity, never touches the network, and refuses DOCTYPE internal
-/// subsets and non-predefined entity references. Safe to call from several threads at once: each call has
-/// its own parser context and error handler.
+/// subsets and non-predefined entity references. Safe to call from several threads at once: each thread
+/// has its own parser context (kept, reset, from one of its parses to the next) and each call its own
+/// error handler.
 ///
 /// Returns 0 when the document was parsed to its end without an error, and non-zero when a callback stopped
 /// the parse or `handlers->error` was called.
