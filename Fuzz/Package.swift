@@ -19,7 +19,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "FuzzXMLPlist",
-      dependencies: ["FuzzCommon"]
+      dependencies: ["FuzzCommon", .product(name: "PropertyList", package: "ResumeDataKit")]
     ),
     .executableTarget(
       name: "FuzzKeyedArchive",

@@ -13,7 +13,10 @@ import ResumeData
 enum BatchKinds {
   /// What sets a kind's floor: the parser its blob cannot be read faster than.
   enum Floor: String {
-    /// libxml2 alone, through the XML reader's shim, with callbacks that do nothing.
+    /// libxml2 alone, through the XML reader's shim (`cxml_shim_parse`, so driven exactly as the
+    /// reader drives it: the thread's parser kept between parses, CoreFoundation's prolog not
+    /// given to libxml2, no read callback once the encoding is settled), with callbacks that do
+    /// nothing.
     case xml
     /// Our binary-plist check of the bytes and of each binary plist held in them as data.
     case bplist

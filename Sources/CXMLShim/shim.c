@@ -5,11 +5,13 @@
 
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
+#include <libxml/xmlIO.h>
 #include <libxml/xmlerror.h>
 #include <libxml/xmlversion.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 // Apple's readers accept 512 nested containers inside <plist>; libxml2 2.9 refuses more than 256 open
@@ -19,12 +21,69 @@ const int cxml_shim_max_element_depth = 4096;
 
 static pthread_once_t shim_once = PTHREAD_ONCE_INIT;
 
+static const char shim_apple_prolog[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" "
+    "\"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n";
+static const size_t shim_apple_prolog_length = sizeof shim_apple_prolog - 1;
+
+// Each thread keeps the parser context of its last parse, reset, for its next one: creating a
+// context (its handler table, stacks and name dictionary) and freeing it cost as much as parsing a
+// few hundred elements. libxml2's own xmlCtxtRead* functions reuse contexts the same way, through
+// xmlCtxtReset, which clears everything a parse leaves behind. A context that grew unusually (names
+// in its dictionary, attributes, namespaces, nesting) is freed rather than kept with that memory.
+typedef struct ShimCache {
+  xmlParserCtxtPtr parser;
+  int busy;
+} ShimCache;
+
+static pthread_key_t shim_cache_key;
+static int shim_cache_ready;
+
+enum {
+  shim_cached_names = 512,
+  shim_cached_attributes = 256,
+  shim_cached_namespaces = 64,
+  shim_cached_depth = 512,
+};
+
+static void shim_cache_destroy(void *value) {
+  ShimCache *cache = value;
+  if (cache->parser != NULL) xmlFreeParserCtxt(cache->parser);
+  free(cache);
+}
+
 static void shim_initialize(void) {
   // xmlInitParser is not safe to race with parses on other threads, so it runs exactly once.
   xmlInitParser();
   if (xmlParserMaxDepth < (unsigned int)cxml_shim_max_element_depth) {
     xmlParserMaxDepth = (unsigned int)cxml_shim_max_element_depth;
   }
+  shim_cache_ready = pthread_key_create(&shim_cache_key, shim_cache_destroy) == 0;
+}
+
+// This thread's cache, or NULL when there is none to use (a parse started from inside another's
+// callback gets a context of its own).
+static ShimCache *shim_cache(void) {
+  if (!shim_cache_ready) return NULL;
+  ShimCache *cache = pthread_getspecific(shim_cache_key);
+  if (cache == NULL) {
+    cache = calloc(1, sizeof *cache);
+    if (cache == NULL) return NULL;
+    if (pthread_setspecific(shim_cache_key, cache) != 0) {
+      free(cache);
+      return NULL;
+    }
+  }
+  return cache->busy ? NULL : cache;
+}
+
+// Whether a context is worth keeping after its parse.
+static int shim_keeps(xmlParserCtxtPtr parser) {
+  return xmlDictSize(parser->dict) <= shim_cached_names &&
+         parser->maxatts <= shim_cached_attributes && parser->nsMax <= shim_cached_namespaces &&
+         parser->nameMax <= shim_cached_depth && parser->nodeMax <= shim_cached_depth &&
+         parser->spaceMax <= shim_cached_depth && parser->input_id < INT_MAX / 2;
 }
 
 typedef struct ShimState {
@@ -32,6 +91,10 @@ typedef struct ShimState {
   const CXMLShimHandlers *handlers;
   void *context;
   int failed;
+  /// The innermost open element is a value or key element (text inside it is its content).
+  int inLeaf;
+  /// The length of what libxml2 is given.
+  size_t length;
 } ShimState;
 
 static int shim_line(const ShimState *state) {
@@ -54,38 +117,48 @@ static void shim_fail(ShimState *state, CXMLShimErrorKind kind, int line, const 
   shim_halt(state);
 }
 
+// Names are NUL-terminated; comparing in place, stopping at the first difference (so never past the
+// name's end), is cheaper than a call to strcmp per candidate, and this runs for every element.
+static inline int shim_is(const char *name, const char *expected) {
+  while (*expected != 0 && *name == *expected) {
+    name++;
+    expected++;
+  }
+  return *name == *expected;
+}
+
 static CXMLShimTag shim_classify(const xmlChar *prefix, const xmlChar *name) {
   if (prefix != NULL) return CXMLShimTagUnknown;
   const char *n = (const char *)name;
   switch (n[0]) {
   case 'a':
-    if (strcmp(n, "array") == 0) return CXMLShimTagArray;
+    if (shim_is(n, "array")) return CXMLShimTagArray;
     break;
   case 'd':
-    if (strcmp(n, "dict") == 0) return CXMLShimTagDict;
-    if (strcmp(n, "data") == 0) return CXMLShimTagData;
-    if (strcmp(n, "date") == 0) return CXMLShimTagDate;
+    if (shim_is(n, "dict")) return CXMLShimTagDict;
+    if (shim_is(n, "data")) return CXMLShimTagData;
+    if (shim_is(n, "date")) return CXMLShimTagDate;
     break;
   case 'f':
-    if (strcmp(n, "false") == 0) return CXMLShimTagFalse;
+    if (shim_is(n, "false")) return CXMLShimTagFalse;
     break;
   case 'i':
-    if (strcmp(n, "integer") == 0) return CXMLShimTagInteger;
+    if (shim_is(n, "integer")) return CXMLShimTagInteger;
     break;
   case 'k':
-    if (strcmp(n, "key") == 0) return CXMLShimTagKey;
+    if (n[1] == 'e' && n[2] == 'y' && n[3] == 0) return CXMLShimTagKey;
     break;
   case 'p':
-    if (strcmp(n, "plist") == 0) return CXMLShimTagPlist;
+    if (shim_is(n, "plist")) return CXMLShimTagPlist;
     break;
   case 'r':
-    if (strcmp(n, "real") == 0) return CXMLShimTagReal;
+    if (shim_is(n, "real")) return CXMLShimTagReal;
     break;
   case 's':
-    if (strcmp(n, "string") == 0) return CXMLShimTagString;
+    if (shim_is(n, "string")) return CXMLShimTagString;
     break;
   case 't':
-    if (strcmp(n, "true") == 0) return CXMLShimTagTrue;
+    if (shim_is(n, "true")) return CXMLShimTagTrue;
     break;
   default:
     break;
@@ -105,6 +178,8 @@ static void shim_start_element(void *user, const xmlChar *localname, const xmlCh
   ShimState *state = user;
   if (state->failed) return;
   CXMLShimTag tag = shim_classify(prefix, localname);
+  state->inLeaf = tag != CXMLShimTagUnknown && tag != CXMLShimTagPlist && tag != CXMLShimTagDict &&
+                  tag != CXMLShimTagArray;
   if (state->handlers->startElement(state->context, tag, (const char *)prefix,
                                     (const char *)localname, shim_line(state)) != 0) {
     shim_halt(state);
@@ -118,15 +193,44 @@ static void shim_end_element(void *user, const xmlChar *localname, const xmlChar
   (void)URI;
   ShimState *state = user;
   if (state->failed) return;
+  state->inLeaf = 0;
   if (state->handlers->endElement(state->context, shim_line(state)) != 0) shim_halt(state);
 }
 
 static void shim_characters(void *user, const xmlChar *bytes, int length) {
   ShimState *state = user;
   if (state->failed || length <= 0) return;
+  // Whitespace between elements (the layout of every document) means nothing outside a value's
+  // text, where the reader skips it too: not calling out for it saves a call per line.
+  if (!state->inLeaf) {
+    int index = 0;
+    while (index < length && (bytes[index] == ' ' || bytes[index] == '\n' ||
+                              bytes[index] == '\t' || bytes[index] == '\r')) {
+      index++;
+    }
+    if (index == length) return;
+  }
   if (state->handlers->characters(state->context, bytes, length, shim_line(state)) != 0) {
     shim_halt(state);
   }
+}
+
+// Called once the XML declaration has been read, so the encoding is settled. A memory parse holds the
+// whole document in its buffer from the start, yet libxml2 2.9 asks its read callback for more at
+// every GROW within the last 250 bytes: the first time it doubles the buffer (reallocating and
+// copying the document), and every time it goes through the buffer-growing code for nothing (about
+// 17,000 instructions a parse of a 7 KB document). Without a read callback, a GROW returns at once
+// having read nothing, which is what the callback gives. Only when no encoder converts the document
+// (with one, GROW is what converts the rest), and only when the document is within
+// XML_MAX_LOOKUP_LIMIT, above which libxml2 2.9 treats inputs with other callbacks differently
+// (its "Huge input lookup" check).
+static void shim_start_document(void *user) {
+  ShimState *state = user;
+  xmlParserCtxtPtr parser = state->parser;
+  if (parser->inputNr != 1 || parser->input == NULL) return;
+  xmlParserInputBufferPtr buffer = parser->input->buf;
+  if (buffer == NULL || buffer->encoder != NULL || state->length > XML_MAX_LOOKUP_LIMIT) return;
+  buffer->readcallback = NULL;
 }
 
 // A DOCTYPE with an internal subset is the only way to declare entities (external ones that read files,
@@ -202,7 +306,7 @@ static void shim_silent_generic_error(void *context, const char *message, ...) {
 int cxml_shim_parse(const void *bytes, size_t length, const CXMLShimHandlers *handlers,
                     void *context) {
   pthread_once(&shim_once, shim_initialize);
-  ShimState state = {NULL, handlers, context, 0};
+  ShimState state = {NULL, handlers, context, 0, 0, length};
 
   if (length > INT_MAX) {
     handlers->error(context, CXMLShimErrorKindLimitExceeded, 0,
@@ -214,11 +318,48 @@ int cxml_shim_parse(const void *bytes, size_t length, const CXMLShimHandlers *ha
     return 1;
   }
 
-  xmlParserCtxtPtr parser = xmlCreateMemoryParserCtxt((const char *)bytes, (int)length);
-  if (parser == NULL) {
+  // The prolog CoreFoundation writes before every XML property list, byte for byte, is not given to
+  // libxml2 when the root element's start tag follows it: reading it (the XML declaration with
+  // UTF-8, which switches nothing, and a DOCTYPE naming Apple's DTD with no internal subset, which
+  // loads nothing) is a tenth of a resume blob's parse, and changes nothing libxml2 does after it.
+  // The rest is parsed as a document without a prolog, from line 3. The two differ only in what
+  // libxml2 records about the DOCTYPE (an external subset exists), which decides whether an
+  // undeclared entity is an error or a warning; the shim refuses every such entity before either.
+  size_t skipped = 0;
+  if (length > shim_apple_prolog_length + 6 &&
+      memcmp(bytes, shim_apple_prolog, shim_apple_prolog_length) == 0 &&
+      memcmp((const char *)bytes + shim_apple_prolog_length, "<plist", 6) == 0) {
+    skipped = shim_apple_prolog_length;
+  }
+  state.length = length - skipped;
+
+  // What xmlCreateMemoryParserCtxt does, on this thread's kept context when there is one.
+  ShimCache *cache = shim_cache();
+  xmlParserCtxtPtr parser = cache != NULL && cache->parser != NULL ? cache->parser : xmlNewParserCtxt();
+  xmlParserInputBufferPtr buffer = NULL;
+  xmlParserInputPtr input = NULL;
+  if (parser != NULL) {
+    buffer = xmlParserInputBufferCreateMem((const char *)bytes + skipped, (int)(length - skipped),
+                                           XML_CHAR_ENCODING_NONE);
+  }
+  if (buffer != NULL) {
+    input = xmlNewIOInputStream(parser, buffer, XML_CHAR_ENCODING_NONE);
+    if (input == NULL) xmlFreeParserInputBuffer(buffer);
+  }
+  // inputPush frees the input when it fails (only when out of memory).
+  if (input == NULL || inputPush(parser, input) < 0) {
+    if (parser != NULL) {
+      xmlFreeParserCtxt(parser);
+      if (cache != NULL) cache->parser = NULL;
+    }
     handlers->error(context, CXMLShimErrorKindMalformed, 1, "could not create an XML parser");
     return 1;
   }
+  if (cache != NULL) {
+    cache->parser = parser;
+    cache->busy = 1;
+  }
+  if (skipped > 0) input->line = 3;
   state.parser = parser;
 
   // Never NOENT (substitutes entities), DTDLOAD/DTDATTR/DTDVALID (fetch the external DTD), HUGE (lifts
@@ -229,6 +370,7 @@ int cxml_shim_parse(const void *bytes, size_t length, const CXMLShimHandlers *ha
   xmlSAXHandlerPtr sax = parser->sax;
   memset(sax, 0, sizeof *sax);
   sax->initialized = XML_SAX2_MAGIC;
+  sax->startDocument = shim_start_document;
   sax->startElementNs = shim_start_element;
   sax->endElementNs = shim_end_element;
   sax->characters = shim_characters;
@@ -258,6 +400,13 @@ int cxml_shim_parse(const void *bytes, size_t length, const CXMLShimHandlers *ha
     shim_fail(&state, CXMLShimErrorKindMalformed, shim_line(&state), "XML is not well-formed");
   }
   int failed = state.failed;
-  xmlFreeParserCtxt(parser);
+  if (cache != NULL && shim_keeps(parser)) {
+    // Frees the document's copy now rather than at the next parse.
+    xmlCtxtReset(parser);
+  } else {
+    xmlFreeParserCtxt(parser);
+    if (cache != NULL) cache->parser = NULL;
+  }
+  if (cache != NULL) cache->busy = 0;
   return failed;
 }

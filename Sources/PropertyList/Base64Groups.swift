@@ -130,6 +130,25 @@ package enum Base64Groups {
     ) -> (read: Int, written: Int) {
       Base64Groups.decodeWholeGroups(text, tables: tables, into: out)
     }
+
+    /// Decodes whole groups as `decodeWholeGroups` does, and goes on across runs of whitespace
+    /// (space, tab, CR, LF) that start and end between groups: base64 in lines, as
+    /// CoreFoundation's XML writer and most encoders lay it out, in one call. Stops before a
+    /// group holding anything else (padding, a wrong byte, whitespace within the group) or fewer
+    /// than four characters, and returns how many characters it read (whitespace included) and
+    /// bytes it wrote. Skipping whitespace there is what a decoder that skips it anywhere does.
+    ///
+    /// `line` carries a guess from call to call: the characters of a line's groups (0 for none).
+    /// Each line's groups are then decoded that far without the group loop meeting the line's
+    /// end first, which costs it a failed step. The guess only decides where a loop stops, never
+    /// what is decoded.
+    ///
+    /// `out` must have room for three bytes a group of `text` plus one.
+    package func decodeLines(
+      _ text: UnsafeRawBufferPointer, line: inout Int, into out: UnsafeMutableRawPointer
+    ) -> (read: Int, written: Int) {
+      Base64Groups.decodeLines(text, line: &line, tables: tables, into: out)
+    }
   }
 
   /// Runs `body` with a decoder, valid only inside it.
@@ -138,20 +157,71 @@ package enum Base64Groups {
   }
 
   private static func decodeWholeGroups(
-    _ text: UnsafeRawBufferPointer, tables t0: UnsafePointer<UInt32>,
+    _ text: UnsafeRawBufferPointer, tables: UnsafePointer<UInt32>,
+    into out: UnsafeMutableRawPointer
+  ) -> (read: Int, written: Int) {
+    guard let base = text.baseAddress else { return (0, 0) }
+    return groups(base, from: 0, to: text.count, tables: tables, into: out)
+  }
+
+  private static func decodeLines(
+    _ text: UnsafeRawBufferPointer, line: inout Int, tables: UnsafePointer<UInt32>,
+    into out: UnsafeMutableRawPointer
+  ) -> (read: Int, written: Int) {
+    guard let base = text.baseAddress else { return (0, 0) }
+    let count = text.count
+    @inline(__always) func isWhitespace(_ offset: Int) -> Bool {
+      let byte = base.load(fromByteOffset: offset, as: UInt8.self)
+      return byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D
+    }
+    var guess = line
+    var read = 0
+    var written = 0
+    while true {
+      while read < count, isWhitespace(read) { read &+= 1 }
+      let start = read
+      if guess > 0, count &- read > guess {
+        let end = read &+ guess
+        var run = groups(base, from: read, to: end, tables: tables, into: out + written)
+        read = run.read
+        written &+= run.written
+        if read == end {
+          // The guess was right: the next line.
+          if isWhitespace(read) { continue }
+          // A line longer than the guess: the rest of it.
+          run = groups(base, from: read, to: count, tables: tables, into: out + written)
+          read = run.read
+          written &+= run.written
+        }
+      } else {
+        let run = groups(base, from: read, to: count, tables: tables, into: out + written)
+        read = run.read
+        written &+= run.written
+      }
+      // Groups up to whitespace are a line; anything else ends the groups.
+      guard read < count, isWhitespace(read) else { break }
+      guess = read &- start
+    }
+    line = guess
+    return (read, written)
+  }
+
+  // The group loops over `base[from..<to]`: returns where they stopped and the bytes written.
+  @inline(__always)
+  private static func groups(
+    _ base: UnsafeRawPointer, from start: Int, to count: Int, tables t0: UnsafePointer<UInt32>,
     into out: UnsafeMutableRawPointer
   ) -> (read: Int, written: Int) {
     let t1 = t0 + 256
     let t2 = t0 + 512
     let t3 = t0 + 768
-    let count = text.count
-    var read = 0
+    var read = start
     var written = 0
     // Four groups a step while all are clean; the step that meets anything else is redone a
     // group at a time below, which stops at the group that holds it. Each character is its own
     // byte load: cheaper than taking bytes out of a wider load, which costs a shift and a mask.
     while count &- read >= 16 {
-      let p = text.baseAddress.unsafelyUnwrapped + read
+      let p = base + read
       func c(_ offset: Int) -> Int { Int(p.load(fromByteOffset: offset, as: UInt8.self)) }
       let g0 = t0[c(0)] | t1[c(1)] | t2[c(2)] | t3[c(3)]
       let g1 = t0[c(4)] | t1[c(5)] | t2[c(6)] | t3[c(7)]
@@ -166,9 +236,9 @@ package enum Base64Groups {
       written &+= 12
     }
     while count &- read >= 4 {
-      let group =
-        t0[Int(text[read])] | t1[Int(text[read &+ 1])] | t2[Int(text[read &+ 2])]
-        | t3[Int(text[read &+ 3])]
+      let p = base + read
+      func c(_ offset: Int) -> Int { Int(p.load(fromByteOffset: offset, as: UInt8.self)) }
+      let group = t0[c(0)] | t1[c(1)] | t2[c(2)] | t3[c(3)]
       guard group & invalid == 0 else { break }
       out.storeBytes(of: group.littleEndian, toByteOffset: written, as: UInt32.self)
       read &+= 4

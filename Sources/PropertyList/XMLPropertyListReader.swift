@@ -33,19 +33,20 @@ public struct XMLPropertyListReader: Sendable {
   ///   limit is hit (the input-size check has no location). Every value and key element counts
   ///   toward `maximumObjectCount`; `maximumDepth` counts nested arrays and dictionaries, not `<plist>`.
   public func read(_ bytes: Data) throws -> PropertyListValue {
+    // One look into the Data: each one costs a dynamic exclusivity check of its storage.
+    try bytes.withUnsafeBytes { try read($0) }
+  }
+
+  private func read(_ bytes: UnsafeRawBufferPointer) throws -> PropertyListValue {
     guard bytes.count <= limits.maximumInputSize else {
       throw PropertyListError(
         .limitExceeded,
         "input of \(bytes.count) bytes exceeds the limit of \(limits.maximumInputSize) bytes")
     }
-    // The builder lives behind a raw pointer for the parse: callbacks reach it without reference
-    // counting or dynamic exclusivity checks, which would otherwise cost more than the parsing.
-    let builder = UnsafeMutablePointer<XMLValueBuilder>.allocate(capacity: 1)
-    builder.initialize(to: XMLValueBuilder(limits: limits))
-    defer {
-      builder.deinitialize(count: 1)
-      builder.deallocate()
-    }
+    var builder = XMLValueBuilder(limits: limits)
+    defer { builder.release() }
+    // Callbacks reach the builder through a raw pointer: no reference counting and no dynamic
+    // exclusivity checks, which would otherwise cost more than the parsing.
     var handlers = CXMLShimHandlers(
       startElement: { context, tag, prefix, name, line in
         XMLValueBuilder.at(context).pointee.start(tag, prefix: prefix, name: name, line: Int(line))
@@ -61,11 +62,103 @@ public struct XMLPropertyListReader: Sendable {
       error: { context, kind, line, message in
         XMLValueBuilder.at(context).pointee.parserFailed(kind, line: Int(line), message: message)
       })
-    let status = bytes.withUnsafeBytes { raw in
-      cxml_shim_parse(raw.baseAddress, raw.count, &handlers, UnsafeMutableRawPointer(builder))
+    let status = withUnsafeMutablePointer(to: &builder) { builder in
+      cxml_shim_parse(bytes.baseAddress, bytes.count, &handlers, UnsafeMutableRawPointer(builder))
     }
-    return try builder.pointee.result(parserStatus: status)
+    return try builder.result(parserStatus: status)
   }
+}
+
+/// A stack of values in memory of its own, for the builder: elements move in and out without the
+/// uniqueness checks, bounds checks and copies of an `Array`, and a run of them at the top moves
+/// into a new array in one step. Its owner calls `release`.
+private struct ManualStack<Element> {
+  private(set) var base: UnsafeMutablePointer<Element>
+  private(set) var count = 0
+  private var capacity: Int
+
+  init(capacity: Int) {
+    base = .allocate(capacity: capacity)
+    self.capacity = capacity
+  }
+
+  /// The top element, which must exist.
+  var top: UnsafeMutablePointer<Element> { base + (count &- 1) }
+
+  mutating func push(_ element: consuming Element) {
+    if count == capacity { grow() }
+    (base + count).initialize(to: element)
+    count &+= 1
+  }
+
+  /// Removes and returns the top element, which must exist.
+  mutating func pop() -> Element {
+    count &-= 1
+    return (base + count).move()
+  }
+
+  /// Moves the elements from `start` up into an array, leaving `start` elements.
+  mutating func popArray(from start: Int) -> [Element] {
+    let moved = count &- start
+    guard moved > 0 else { return [] }
+    count = start
+    return Array(unsafeUninitializedCapacity: moved) { buffer, initialized in
+      buffer.baseAddress!.moveInitialize(from: base + start, count: moved)
+      initialized = moved
+    }
+  }
+
+  /// Forgets the elements from `start` up, which the caller has moved out.
+  mutating func forget(from start: Int) {
+    count = start
+  }
+
+  private mutating func grow() {
+    let larger = capacity * 2
+    let memory = UnsafeMutablePointer<Element>.allocate(capacity: larger)
+    memory.moveInitialize(from: base, count: count)
+    base.deallocate()
+    base = memory
+    capacity = larger
+  }
+
+  mutating func release() {
+    base.deinitialize(count: count)
+    base.deallocate()
+  }
+}
+
+/// The text of the element being read, gathered from however many calls libxml2 makes.
+private struct TextBuffer {
+  private(set) var base: UnsafeMutablePointer<UInt8>
+  private(set) var count = 0
+  private var capacity: Int
+
+  init(capacity: Int) {
+    base = .allocate(capacity: capacity)
+    self.capacity = capacity
+  }
+
+  var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+
+  mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+    guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+    let needed = count + bytes.count
+    if needed > capacity {
+      let larger = Swift.max(needed, capacity * 2)
+      let memory = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+      memory.initialize(from: base, count: count)
+      base.deallocate()
+      base = memory
+      capacity = larger
+    }
+    (base + count).initialize(from: source, count: bytes.count)
+    count = needed
+  }
+
+  mutating func removeAll() { count = 0 }
+
+  func release() { base.deallocate() }
 }
 
 /// Turns the shim's element events into a `PropertyListValue`, keeping every open container's values
@@ -93,38 +186,46 @@ private struct XMLValueBuilder {
   }
 
   private let limits: PropertyListLimits
-  private var frames: [Frame] = [Frame(kind: .document, valueStart: 0, keyStart: 0, line: 1)]
-  private var values: [PropertyListValue] = []
-  private var keys: [String] = []
+  private var frames = ManualStack<Frame>(capacity: 8)
+  private var values = ManualStack<PropertyListValue>(capacity: 16)
+  // Each key with the fingerprint of its bytes, taken while the bytes are at hand, for finding
+  // duplicates when its dictionary ends.
+  private var keys = ManualStack<(key: String, print: UInt64)>(capacity: 16)
   private var depth = 0
   private var objectCount = 0
 
   /// The element whose text is being collected, when inside a leaf element.
   private var leaf: CXMLShimTag?
   private var leafLine = 0
-  private var text: [UInt8] = []
+  private var text = TextBuffer(capacity: 256)
   private var base64 = Base64Decoder()
 
   private var failure: PropertyListError?
 
   init(limits: PropertyListLimits) {
     self.limits = limits
-    // Room for a resume blob's dictionary without growing the stacks entry by entry.
-    values.reserveCapacity(16)
-    keys.reserveCapacity(16)
-    frames.reserveCapacity(8)
+    frames.push(Frame(kind: .document, valueStart: 0, keyStart: 0, line: 1))
+  }
+
+  /// Frees what the stacks hold; the builder is not used after.
+  mutating func release() {
+    frames.release()
+    values.release()
+    keys.release()
+    text.release()
+    base64.release()
   }
 
   static func at(_ context: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<XMLValueBuilder> {
-    context!.assumingMemoryBound(to: XMLValueBuilder.self)
+    context.unsafelyUnwrapped.assumingMemoryBound(to: XMLValueBuilder.self)
   }
 
-  func result(parserStatus: Int32) throws -> PropertyListValue {
+  mutating func result(parserStatus: Int32) throws -> PropertyListValue {
     if let failure { throw failure }
     guard parserStatus == 0, values.count == 1, frames.count == 1 else {
       throw PropertyListError(.malformed, "no property-list value in the document", at: .line(1))
     }
-    return values[0]
+    return values.pop()
   }
 
   // MARK: Events
@@ -154,10 +255,10 @@ private struct XMLValueBuilder {
     case .unknown:
       return fail(.malformed, "unknown element <\(Self.qualifiedName(prefix, name))>", line: line)
     case .plist:
-      guard frames.count == 1, frames[0].valueCount == 0 else {
+      guard frames.count == 1, frames.base.pointee.valueCount == 0 else {
         return fail(.malformed, "unexpected <plist> inside \(placeName())", line: line)
       }
-      frames.append(Frame(kind: .plist, valueStart: values.count, keyStart: keys.count, line: line))
+      frames.push(Frame(kind: .plist, valueStart: values.count, keyStart: keys.count, line: line))
       return true
     default:
       break
@@ -177,9 +278,9 @@ private struct XMLValueBuilder {
           line: line)
       }
       let kind: FrameKind = tag == .dict ? .dictionary : .array
-      frames.append(Frame(kind: kind, valueStart: values.count, keyStart: keys.count, line: line))
+      frames.push(Frame(kind: kind, valueStart: values.count, keyStart: keys.count, line: line))
     case .data:
-      base64 = Base64Decoder()
+      base64.reset()
       startLeaf(tag, line: line)
     default:
       startLeaf(tag, line: line)
@@ -192,27 +293,25 @@ private struct XMLValueBuilder {
       leaf = nil
       return endLeaf(tag)
     }
-    let frame = frames.removeLast()
+    let frame = frames.pop()
     switch frame.kind {
     case .document:
-      frames.append(frame)
+      frames.push(frame)
       return fail(.malformed, "unexpected end tag at the document level", line: line)
     case .plist:
       guard frame.valueCount == 1 else {
         return fail(.malformed, "empty <plist>: it must contain one value", line: line)
       }
-      frames[frames.count - 1].valueCount += 1
+      frames.top.pointee.valueCount += 1
       return true
     case .array:
       depth -= 1
-      let elements = Array(values[frame.valueStart...])
-      values.removeSubrange(frame.valueStart...)
-      return add(.array(elements))
+      return add(.array(values.popArray(from: frame.valueStart)))
     case .dictionary:
       depth -= 1
       if frame.awaitingValue {
         return fail(
-          .malformed, "key \"\(Self.escaped(keys[keys.count - 1]))\" in <dict> has no value",
+          .malformed, "key \"\(Self.escaped(keys.top.pointee.key))\" in <dict> has no value",
           line: line)
       }
       return endDictionary(frame)
@@ -235,7 +334,7 @@ private struct XMLValueBuilder {
         return fail(
           .invalidValue, "invalid base64 in <data> (\(base64.problem))", line: leafLine)
       }
-      guard base64.output.count <= limits.maximumValueLength else {
+      guard base64.count <= limits.maximumValueLength else {
         return fail(
           .limitExceeded, "<data> longer than \(limits.maximumValueLength) bytes", line: leafLine)
       }
@@ -247,7 +346,7 @@ private struct XMLValueBuilder {
           .limitExceeded, "<\(Self.name(of: leaf))> longer than \(limits.maximumValueLength) bytes",
           line: leafLine)
       }
-      text.append(contentsOf: bytes)
+      text.append(bytes)
     }
     return true
   }
@@ -257,13 +356,13 @@ private struct XMLValueBuilder {
   /// Checks that a value or key element may start here (keys and values alternate in a dictionary,
   /// the document and `<plist>` hold one value, keys appear only in dictionaries).
   private mutating func checkPlacement(of tag: CXMLShimTag, line: Int) -> Bool {
-    let top = frames[frames.count - 1]
+    let top = frames.top.pointee
     switch top.kind {
     case .dictionary:
       if tag == .key {
         if top.awaitingValue {
           return fail(
-            .malformed, "key \"\(Self.escaped(keys[keys.count - 1]))\" in <dict> has no value",
+            .malformed, "key \"\(Self.escaped(keys.top.pointee.key))\" in <dict> has no value",
             line: line)
         }
       } else if !top.awaitingValue {
@@ -287,31 +386,49 @@ private struct XMLValueBuilder {
   private mutating func startLeaf(_ tag: CXMLShimTag, line: Int) {
     leaf = tag
     leafLine = line
-    text.removeAll(keepingCapacity: true)
+    text.removeAll()
   }
 
-  private mutating func add(_ value: PropertyListValue) -> Bool {
-    values.append(value)
-    let top = frames.count - 1
-    switch frames[top].kind {
-    case .dictionary: frames[top].awaitingValue = false
-    case .plist, .document: frames[top].valueCount += 1
+  private mutating func add(_ value: consuming PropertyListValue) -> Bool {
+    values.push(value)
+    let top = frames.top
+    switch top.pointee.kind {
+    case .dictionary: top.pointee.awaitingValue = false
+    case .plist, .document: top.pointee.valueCount += 1
     case .array: break
     }
     return true
   }
 
   private mutating func endDictionary(_ frame: Frame) -> Bool {
-    var dictionary = PropertyListDictionary()
-    dictionary.reserveCapacity(values.count - frame.valueStart)
-    var keyIndex = frame.keyStart
-    for value in values[frame.valueStart...] {
-      dictionary.appendUnchecked(keys[keyIndex], value)
-      keyIndex += 1
+    let count = values.count - frame.valueStart
+    let keyBase = keys.base + frame.keyStart
+    let valueBase = values.base + frame.valueStart
+    var dictionary: PropertyListDictionary
+    if count <= PropertyListDictionary.indexThreshold,
+      !Self.hasEqualPrints(keyBase, count: count)
+    {
+      // No key twice (the fingerprints of equal bytes are equal): the entries move into place
+      // as they are, and the dictionary has nothing to fold or index.
+      let entries = [PropertyListDictionary.Element](unsafeUninitializedCapacity: count) {
+        buffer, initialized in
+        for position in 0..<count {
+          (buffer.baseAddress.unsafelyUnwrapped + position).initialize(
+            to: ((keyBase + position).move().key, (valueBase + position).move()))
+        }
+        initialized = count
+      }
+      dictionary = PropertyListDictionary(uniqueKeys: entries)
+    } else {
+      dictionary = PropertyListDictionary()
+      dictionary.reserveCapacity(count)
+      for position in 0..<count {
+        dictionary.appendUnchecked((keyBase + position).move().key, (valueBase + position).move())
+      }
+      dictionary.finishBuilding()
     }
-    dictionary.finishBuilding()
-    values.removeSubrange(frame.valueStart...)
-    keys.removeSubrange(frame.keyStart...)
+    values.forget(from: frame.valueStart)
+    keys.forget(from: frame.keyStart)
     // CoreFoundation reads {CF$UID: integer} as a keyed-archive UID; XML keyed archives depend on it.
     if dictionary.count == 1, dictionary.entries[0].key == "CF$UID",
       case .integer(let number) = dictionary.entries[0].value
@@ -325,35 +442,55 @@ private struct XMLValueBuilder {
     return add(.dictionary(dictionary))
   }
 
+  /// Whether two of the `count` keys at `keys` have the same fingerprint.
+  private static func hasEqualPrints(
+    _ keys: UnsafeMutablePointer<(key: String, print: UInt64)>, count: Int
+  ) -> Bool {
+    var position = 1
+    while position < count {
+      let print = keys[position].print
+      var earlier = 0
+      while earlier < position {
+        if keys[earlier].print == print { return true }
+        earlier &+= 1
+      }
+      position &+= 1
+    }
+    return false
+  }
+
   // MARK: Leaf values
 
   private mutating func endLeaf(_ tag: CXMLShimTag) -> Bool {
     switch tag {
     case .key:
-      keys.append(String(decoding: text, as: UTF8.self))
-      frames[frames.count - 1].awaitingValue = true
+      let bytes = UnsafeRawBufferPointer(text.bytes)
+      let print = keyFingerprint(bytes)
+      let key = KnownKeys.find(bytes, print: print) ?? String(decoding: text.bytes, as: UTF8.self)
+      keys.push((key, print))
+      frames.top.pointee.awaitingValue = true
       return true
     case .string:
-      return add(.string(String(decoding: text, as: UTF8.self)))
+      return add(.string(String(decoding: text.bytes, as: UTF8.self)))
     case .data:
       guard base64.finish() else {
         return fail(.invalidValue, "invalid base64 in <data> (\(base64.problem))", line: leafLine)
       }
-      guard base64.output.count <= limits.maximumValueLength else {
+      guard base64.count <= limits.maximumValueLength else {
         return fail(
           .limitExceeded, "<data> longer than \(limits.maximumValueLength) bytes", line: leafLine)
       }
-      return add(.data(Data(base64.output)))
+      return add(.data(base64.takeData()))
     case .true:
       return add(.boolean(true))
     case .false:
       return add(.boolean(false))
     case .integer:
-      return text.withUnsafeBufferPointer { parseInteger($0) }
+      return parseInteger(text.bytes)
     case .real:
-      return text.withUnsafeBufferPointer { parseReal($0) }
+      return parseReal(text.bytes)
     case .date:
-      return text.withUnsafeBufferPointer { parseDate($0) }
+      return parseDate(text.bytes)
     default:
       return fail(.malformed, "unexpected element", line: leafLine)
     }
@@ -401,7 +538,7 @@ private struct XMLValueBuilder {
   }
 
   private func placeName() -> String {
-    switch frames[frames.count - 1].kind {
+    switch frames.top.pointee.kind {
     case .document: return "the document"
     case .plist: return "<plist>"
     case .array: return "<array>"
@@ -476,7 +613,6 @@ private struct XMLValueBuilder {
     return lines.isEmpty ? "XML parse error" : lines.joined(separator: "; ")
   }
 }
-
 /// Parsers for the text of `<integer>`, `<real>` and `<date>`, working on bytes without Foundation.
 enum XMLNumberParser {
   /// Parses `[+-] S* (digits | 0x hexdigits)` (S is whitespace, which CoreFoundation allows after the
@@ -596,16 +732,97 @@ enum XMLNumberParser {
   }
 }
 
+/// Keys that recur in the property lists this toolkit reads (URLSession resume data, and the
+/// structure of keyed archives), made once from literals: a key read with the same bytes is the
+/// literal, which costs no allocation to make, nothing to release, and no UTF-8 validation.
+private enum KnownKeys {
+  // In memory of its own for the life of the process, so that a lookup retains nothing. Written
+  // only while the static is initialized, before any thread can see it.
+  private struct Table: @unchecked Sendable {
+    let count: Int
+    let strings: UnsafeMutablePointer<String>
+    /// Every key's UTF-8, one after the other; key `n` runs from `starts[n]` to `starts[n + 1]`.
+    let bytes: UnsafeMutablePointer<UInt8>
+    let starts: UnsafeMutablePointer<Int>
+    let prints: UnsafeMutablePointer<UInt64>
+    /// Open addressing by the fingerprint's top bits: a key's index plus one, or 0.
+    let slots: UnsafeMutablePointer<UInt8>
+  }
+
+  private static let slotBits = 6
+
+  private static let table: Table = {
+    let strings = [
+      "NSURLSessionDownloadURL", "NSURLSessionResumeBytesReceived",
+      "NSURLSessionResumeCurrentRequest", "NSURLSessionResumeOriginalRequest",
+      "NSURLSessionResumeEntityTag", "NSURLSessionResumeServerDownloadDate",
+      "NSURLSessionResumeInfoTempFileName", "NSURLSessionResumeInfoLocalPath",
+      "NSURLSessionResumeInfoVersion", "NSURLSessionResumeByteRange",
+      "NSURLSessionResumeResponse", "$archiver", "$objects", "$top", "$version", "$class",
+      "$classname", "$classes", "NS.keys", "NS.objects", "NS.string", "NS.bytes", "NS.data",
+      "NS.base", "NS.relative", "NS.time", "CF$UID", "root",
+    ]
+    let utf8 = strings.flatMap { Array($0.utf8) }
+    let table = Table(
+      count: strings.count, strings: .allocate(capacity: strings.count),
+      bytes: .allocate(capacity: utf8.count), starts: .allocate(capacity: strings.count + 1),
+      prints: .allocate(capacity: strings.count), slots: .allocate(capacity: 1 << slotBits))
+    table.strings.initialize(from: strings, count: strings.count)
+    table.bytes.initialize(from: utf8, count: utf8.count)
+    table.slots.initialize(repeating: 0, count: 1 << slotBits)
+    var start = 0
+    for (index, string) in strings.enumerated() {
+      table.starts[index] = start
+      let count = string.utf8.count
+      let print = keyFingerprint(UnsafeRawBufferPointer(start: table.bytes + start, count: count))
+      table.prints[index] = print
+      var slot = Int(truncatingIfNeeded: print >> (64 - slotBits))
+      while table.slots[slot] != 0 { slot = (slot + 1) & ((1 << slotBits) - 1) }
+      table.slots[slot] = UInt8(index + 1)
+      start += count
+    }
+    table.starts[strings.count] = start
+    return table
+  }()
+
+  /// The known key with exactly these bytes (whose fingerprint is `print`), if there is one.
+  static func find(_ bytes: UnsafeRawBufferPointer, print: UInt64) -> String? {
+    let table = table
+    var slot = Int(truncatingIfNeeded: print >> (64 - slotBits))
+    while true {
+      let entry = Int(table.slots[slot])
+      if entry == 0 { return nil }
+      let index = entry &- 1
+      if table.prints[index] == print {
+        let start = table.starts[index]
+        let count = table.starts[index &+ 1] &- start
+        if count == bytes.count, memcmp(table.bytes + start, bytes.baseAddress!, count) == 0 {
+          return table.strings[index]
+        }
+      }
+      slot = (slot &+ 1) & ((1 << slotBits) &- 1)
+    }
+  }
+}
+
 /// A base64 decoder fed in chunks, as libxml2 delivers text, so that a `<data>` element's size is
-/// bounded while it is read rather than after its whole text has been collected.
+/// bounded while it is read rather than after its whole text has been collected. CoreFoundation's
+/// reader skips whitespace anywhere in the text, and so does this one.
+///
+/// The decoded bytes go straight into memory from `malloc` that becomes the `Data`, with no copy.
 struct Base64Decoder {
-  /// The decoded bytes so far.
-  private(set) var output: [UInt8] = []
   /// Why decoding failed, for the error message.
   private(set) var problem = ""
+  /// How many bytes have been decoded.
+  private(set) var count = 0
+  private var memory: UnsafeMutableRawPointer?
+  private var capacity = 0
   private var accumulator: UInt32 = 0
   private var sextets = 0
   private var padding = 0
+  // The group loop's guess at the length of a line (`Base64Groups.Decoder.decodeLines`), kept
+  // from chunk to chunk and from one element to the next.
+  private var lineLength = 0
 
   private static let whitespace: UInt8 = 0x40
   private static let pad: UInt8 = 0x41
@@ -619,45 +836,67 @@ struct Base64Decoder {
     return table
   }()
 
+  /// Starts a new `<data>` element (keeping the memory of an earlier one that was not handed out).
+  mutating func reset() {
+    count = 0
+    accumulator = 0
+    sextets = 0
+    padding = 0
+  }
+
+  /// Frees the memory, if it was not handed out.
+  func release() {
+    free(memory)
+  }
+
   /// Decodes one chunk; returns false (and sets `problem`) at the first invalid character.
   mutating func decode(_ chunk: UnsafeBufferPointer<UInt8>) -> Bool {
-    // Up to three sextets carry over from the last chunk, and every four sextets make three bytes.
-    let capacity = (chunk.count + 3) / 4 * 3 + 3
-    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { decoded in
-      var state = (accumulator: accumulator, sextets: sextets, padding: padding)
-      let (written, failure) = Self.table.withUnsafeBufferPointer { table in
-        Base64Groups.withDecoder { groups in
-          Self.decode(
-            chunk, table: table, groups: groups, into: decoded.baseAddress!, state: &state)
-        }
+    // Up to three sextets carry over from the last chunk, every four sextets make three bytes,
+    // the group loop stores a fourth byte past each group, and `finish` adds up to two.
+    reserve((chunk.count + 3) / 4 * 3 + 4)
+    var state = (accumulator: accumulator, sextets: sextets, padding: padding, line: lineLength)
+    let output = memory.unsafelyUnwrapped + count
+    let (written, failure) = Self.table.withUnsafeBufferPointer { table in
+      Base64Groups.withDecoder { groups in
+        Self.decode(chunk, table: table, groups: groups, into: output, state: &state)
       }
-      (accumulator, sextets, padding) = state
-      output.append(contentsOf: UnsafeBufferPointer(start: decoded.baseAddress, count: written))
-      guard let failure else { return true }
-      problem = failure
-      return false
     }
+    (accumulator, sextets, padding, lineLength) = state
+    count += written
+    guard let failure else { return true }
+    problem = failure
+    return false
+  }
+
+  private mutating func reserve(_ more: Int) {
+    let needed = count + more
+    guard needed > capacity else { return }
+    let larger = Swift.max(needed, capacity * 2)
+    guard let grown = realloc(memory, larger) else { fatalError("out of memory") }
+    memory = grown
+    capacity = larger
   }
 
   // The loop, apart from `self` and its closures so that its state stays in registers.
   private static func decode(
     _ chunk: UnsafeBufferPointer<UInt8>, table: UnsafeBufferPointer<UInt8>,
-    groups: Base64Groups.Decoder, into decoded: UnsafeMutablePointer<UInt8>,
-    state: inout (accumulator: UInt32, sextets: Int, padding: Int)
+    groups: Base64Groups.Decoder, into decoded: UnsafeMutableRawPointer,
+    state: inout (accumulator: UInt32, sextets: Int, padding: Int, line: Int)
   ) -> (written: Int, failure: String?) {
-    var (accumulator, sextets, padding) = state
-    defer { state = (accumulator, sextets, padding) }
+    var (accumulator, sextets, padding, line) = state
+    defer { state = (accumulator, sextets, padding, line) }
+    let text = UnsafeRawBufferPointer(chunk)
     var written = 0
     var index = 0
     let count = chunk.count
     while index < count {
-      // Whole groups of alphabet characters, before any padding (the body of every line): three
-      // bytes each, exactly what the code below makes of them one by one. The buffer has room
-      // for the extra byte the group loop stores.
-      if sextets == 0, padding == 0, count &- index >= 4 {
-        let (read, decodedBytes) = groups.decodeWholeGroups(
-          UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(chunk)[index...]),
-          into: decoded + written)
+      // Whole groups of alphabet characters before any padding, and the whitespace between them
+      // (the body of every line, and the line breaks): three bytes a group, exactly what the code
+      // below makes of them one by one. The memory has room for the extra byte the group loop
+      // stores.
+      if sextets == 0, padding == 0 {
+        let (read, decodedBytes) = groups.decodeLines(
+          UnsafeRawBufferPointer(rebasing: text[index...]), line: &line, into: decoded + written)
         // Both bounded by the chunk's length, which is in memory.
         index &+= read
         written &+= decodedBytes
@@ -671,9 +910,13 @@ struct Base64Decoder {
         accumulator = accumulator << 6 | UInt32(value)
         sextets += 1
         if sextets == 4 {
-          decoded[written] = UInt8(truncatingIfNeeded: accumulator >> 16)
-          decoded[written + 1] = UInt8(truncatingIfNeeded: accumulator >> 8)
-          decoded[written + 2] = UInt8(truncatingIfNeeded: accumulator)
+          decoded.storeBytes(
+            of: UInt8(truncatingIfNeeded: accumulator >> 16), toByteOffset: written, as: UInt8.self)
+          decoded.storeBytes(
+            of: UInt8(truncatingIfNeeded: accumulator >> 8), toByteOffset: written + 1,
+            as: UInt8.self)
+          decoded.storeBytes(
+            of: UInt8(truncatingIfNeeded: accumulator), toByteOffset: written + 2, as: UInt8.self)
           written += 3
           sextets = 0
           accumulator = 0
@@ -706,15 +949,118 @@ struct Base64Decoder {
     case 0:
       return true
     case 2:
-      output.append(UInt8(truncatingIfNeeded: accumulator >> 4))
+      // `decode` left room for the bytes of the group it could not complete.
+      memory.unsafelyUnwrapped.storeBytes(
+        of: UInt8(truncatingIfNeeded: accumulator >> 4), toByteOffset: count, as: UInt8.self)
+      count += 1
     case 3:
-      output.append(UInt8(truncatingIfNeeded: accumulator >> 10))
-      output.append(UInt8(truncatingIfNeeded: accumulator >> 2))
+      memory.unsafelyUnwrapped.storeBytes(
+        of: UInt8(truncatingIfNeeded: accumulator >> 10), toByteOffset: count, as: UInt8.self)
+      memory.unsafelyUnwrapped.storeBytes(
+        of: UInt8(truncatingIfNeeded: accumulator >> 2), toByteOffset: count + 1, as: UInt8.self)
+      count += 2
     default:
       problem = "a lone final character"
       return false
     }
     sextets = 0
     return true
+  }
+
+  /// The decoded bytes as `Data`. Large ones take the memory along (the next element allocates
+  /// anew); small ones are copied, and the memory is kept for the next element.
+  mutating func takeData() -> Data {
+    guard let memory, count > 0 else { return Data() }
+    guard count > 64 else { return Data(bytes: memory, count: count) }
+    let data = Data(bytesNoCopy: memory, count: count, deallocator: .free)
+    self.memory = nil
+    capacity = 0
+    count = 0
+    return data
+  }
+}
+
+/// The `<data>` decoder (its group loops, its line-length guess, text cut anywhere) against a
+/// decoder of one character at a time, for tests and fuzzing.
+@_spi(Differential)
+public enum XMLDataDifferential {
+  /// Nil when decoding `text` cut at `cuts` (offsets into it, ascending) gives, with the reader's
+  /// decoder after it has decoded `earlier` (whose layout leaves a line-length guess), what
+  /// `reference` gives: the same bytes, or the same failure; else what differs.
+  public static func difference(_ text: [UInt8], cuts: [Int], earlier: [UInt8]) -> String? {
+    var decoder = Base64Decoder()
+    defer { decoder.release() }
+    _ = decode(earlier, cuts: [], with: &decoder)
+    let ours = decode(text, cuts: cuts, with: &decoder)
+    let theirs = reference(text)
+    return ours == theirs ? nil : "the decoder gives \(ours), the reference \(theirs)"
+  }
+
+  /// What decoding gives: the bytes, or why it failed.
+  public enum Outcome: Equatable, Sendable {
+    case bytes([UInt8])
+    case failure(String)
+  }
+
+  private static func decode(_ text: [UInt8], cuts: [Int], with decoder: inout Base64Decoder)
+    -> Outcome
+  {
+    decoder.reset()
+    var start = 0
+    for end in cuts + [text.count] where end >= start && end <= text.count {
+      let accepted = text[start..<end].withUnsafeBufferPointer { decoder.decode($0) }
+      guard accepted else { return .failure(decoder.problem) }
+      start = end
+    }
+    guard decoder.finish() else { return .failure(decoder.problem) }
+    return .bytes(Array(decoder.takeData()))
+  }
+
+  /// The decoder as it was first written, one character at a time: whitespace skipped anywhere,
+  /// `=` only after two sextets of a group and only to complete it, nothing after padding, and a
+  /// final group of two or three sextets decoded.
+  public static func reference(_ text: [UInt8]) -> Outcome {
+    var output: [UInt8] = []
+    var accumulator: UInt32 = 0
+    var sextets = 0
+    var padding = 0
+    for byte in text {
+      let value = Base64Groups.values[Int(byte)]
+      if value < 64 {
+        if padding > 0 { return .failure("characters after '=' padding") }
+        accumulator = accumulator << 6 | UInt32(value)
+        sextets += 1
+        if sextets == 4 {
+          output += [
+            UInt8(truncatingIfNeeded: accumulator >> 16),
+            UInt8(truncatingIfNeeded: accumulator >> 8), UInt8(truncatingIfNeeded: accumulator),
+          ]
+          sextets = 0
+          accumulator = 0
+        }
+      } else if byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D {
+        continue
+      } else if byte == UInt8(ascii: "=") {
+        guard sextets >= 2 || padding > 0, sextets + padding < 4 else {
+          return .failure("misplaced '=' padding")
+        }
+        padding += 1
+      } else {
+        return .failure(
+          byte < 0x80
+            ? "invalid character '\(Unicode.Scalar(byte))'"
+            : "invalid byte 0x\(String(byte, radix: 16, uppercase: true))")
+      }
+    }
+    switch sextets {
+    case 0: break
+    case 2: output.append(UInt8(truncatingIfNeeded: accumulator >> 4))
+    case 3:
+      output += [
+        UInt8(truncatingIfNeeded: accumulator >> 10), UInt8(truncatingIfNeeded: accumulator >> 2),
+      ]
+    default: return .failure("a lone final character")
+    }
+    return .bytes(output)
   }
 }

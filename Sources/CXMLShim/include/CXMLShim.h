@@ -53,7 +53,9 @@ typedef struct CXMLShimHandlers {
   /// The innermost open element ends.
   int (*_Nonnull endElement)(void *_Nullable context, int line);
   /// Character data (text, CDATA, resolved character and predefined entity references) as UTF-8; one
-  /// run of text may arrive in several calls.
+  /// run of text may arrive in several calls. Text made only of whitespace (space, tab, CR, LF) is
+  /// not reported unless the innermost open element is a value or key element (not `plist`, `dict`,
+  /// `array` or an unknown element).
   int (*_Nonnull characters)(void *_Nullable context, const unsigned char *_Nonnull bytes, int length,
                              int line);
   /// The parse failed. `message` is NUL-terminated UTF-8, valid only during the call. Called at most once
@@ -65,8 +67,9 @@ typedef struct CXMLShimHandlers {
 /// Parses `length` bytes of XML with libxml2's streaming SAX2 parser, calling `handlers`.
 ///
 /// Never loads a DTD or an external entity, never touches the network, and refuses DOCTYPE internal
-/// subsets and non-predefined entity references. Safe to call from several threads at once: each call has
-/// its own parser context and error handler.
+/// subsets and non-predefined entity references. Safe to call from several threads at once: each thread
+/// has its own parser context (kept, reset, from one of its parses to the next) and each call its own
+/// error handler.
 ///
 /// Returns 0 when the document was parsed to its end without an error, and non-zero when a callback stopped
 /// the parse or `handlers->error` was called.
