@@ -25,15 +25,23 @@ extension URLRequestArchive {
   /// (for tests that compare the two ways).
   @_spi(Differential)
   public func renamedInPlace(to target: Layout) -> Data? {
+    renaming(to: target)?.bytes
+  }
+
+  /// The renamed bytes, and whether they read as this request in the target layout with the same
+  /// slots (see `renamingKeys`).
+  private func renaming(to target: Layout) -> (bytes: Data, keepsRequest: Bool)? {
     guard target != layout, let fast, fast.readsOwnBytes else { return nil }
     return fast.withRequest { Self.renamingKeys($0, from: layout, to: target) }
   }
 
   /// `renamedInPlace(to:)` and the request those bytes decode to, made without reading them: the
   /// renamed archive's request is this one's, in the target layout, under the target's root key,
-  /// its fields read from this archive's checked bytes. Nil when the keys are not renamed in place.
+  /// its fields read from this archive's checked bytes. Nil when the keys are not renamed in place,
+  /// or when the renamed keys do not read as this request's slots in the target layout (a slot
+  /// key left as it was, which a renamed archive of an unusual request can keep).
   package func convertedInPlace(to target: Layout) -> (bytes: Data, request: URLRequestArchive)? {
-    guard let fast, let bytes = renamedInPlace(to: target),
+    guard let fast, let (bytes, keepsRequest) = renaming(to: target), keepsRequest,
       let storage = storage.decoding(bytes)
     else { return nil }
     // `renamingKeys` leaves `$top` holding the target's root key alone.
@@ -45,11 +53,12 @@ extension URLRequestArchive {
   }
 
   /// The bytes of `request`'s archive with its keys renamed from `source`'s layout to `target`'s,
-  /// or nil when renaming would not give what rebuilding gives.
+  /// or nil when renaming would not give what rebuilding gives; and whether the renamed keys read,
+  /// as `InPlaceRequest` reads them, as the target layout with the request's own slots.
   private static func renamingKeys(
     _ request: InPlaceRequest, from source: Layout, to target: Layout
   )
-    -> Data?
+    -> (bytes: Data, keepsRequest: Bool)?
   {
     let archive = request.archive
     let table = archive.table
@@ -63,7 +72,7 @@ extension URLRequestArchive {
     // into until the bytes are written: for the `$N` layout, small enough for the stack.
     let capacity = (fieldCount &+ 1) &* (targetPrefix.utf8CodeUnitCount &+ 7) &+ 8
     return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) {
-      texts -> Data? in
+      texts -> (bytes: Data, keepsRequest: Bool)? in
       var used = 0
       func text(_ prefix: StaticString, _ number: Int) -> UnsafeRawBufferPointer {
         let start = texts.baseAddress! + used
@@ -113,14 +122,29 @@ extension URLRequestArchive {
       // The renamed object must still read as a request, as the rebuilt one must (else rebuilding
       // throws, and so must the conversion): a slot 0 key, or a `$3` that is a UID.
       var readsAsRequest = false
+      // What the renamed keys read as: the layout (a slot 0 key is the standard one's; else a `$3`
+      // UID the `$N` one's), and whether the keys of the target's prefix name the slots the
+      // request has, every one of them.
+      var hasProtocolSlot = false
+      var threeIsUID = false
+      var slotsAgree = true
+      var slotsNamed = 0
+      let targetPrefixBytes = UnsafeBufferPointer(
+        start: targetPrefix.utf8Start, count: targetPrefix.utf8CodeUnitCount)
       for position in 0..<fieldCount {
         let key = table.key(fields, position)
         guard let old = table.asciiBytes(key) else { continue }
         var new: UnsafeRawBufferPointer?
+        let value = table.value(fields, position)
+        let isUID = table.isKind(value, .uid)
+        // A slot key renamed names the same slot in the target's prefix.
+        var namesItsSlot = false
         if let number = slotNumber(old.assumingMemoryBound(to: UInt8.self), prefix: prefixBytes),
           number &- offset >= 0, number &- offset < count
         {
           new = text(targetPrefix, number &- offset &+ targetOffset)
+          namesItsSlot = true
+          if isUID, table.uid(value) != 0 { slotsNamed &+= 1 }
         } else if target == .dollarNumbered, equals(old, standardProps) {
           new = dollarProps
         } else if target == .standard, equals(old, dollarProps) {
@@ -129,13 +153,31 @@ extension URLRequestArchive {
         }
         if let new { replacements.append(.init(object: key, ascii: new)) }
         let final = new ?? old
-        if equals(final, "__nsurlrequest_proto_prop_obj_0")
-          || (equals(final, "$3") && table.isKind(table.value(fields, position), .uid))
-        {
+        if equals(final, "__nsurlrequest_proto_prop_obj_0") {
           readsAsRequest = true
+          hasProtocolSlot = true
+        } else if equals(final, "$3"), isUID {
+          readsAsRequest = true
+          threeIsUID = true
+        }
+        // Any other key that reads as a slot of the target's prefix (a key of neither layout's,
+        // or the props key) must name the slot as the request has it.
+        if !namesItsSlot, isUID, final.first == targetPrefixBytes[0],
+          let number = slotNumber(
+            final.assumingMemoryBound(to: UInt8.self), prefix: targetPrefixBytes)
+        {
+          let slot = number &- targetOffset
+          if slot >= 0, slot < count {
+            let uid = table.uid(value)
+            if uid != 0 { slotsNamed &+= 1 }
+            if request.slotUIDs[slot] != uid { slotsAgree = false }
+          }
         }
       }
       guard readsAsRequest else { return nil }
+      let readLayout: Layout? =
+        hasProtocolSlot ? .standard : threeIsUID ? .dollarNumbered : nil
+      let slotsNamedBefore = request.slotUIDs.reduce(0) { $1 != 0 ? $0 &+ 1 : $0 }
       let rootKey: StaticString =
         target == .dollarNumbered ? "root" : "NSKeyedArchiveRootObjectKey"
       let rootKeyObject = table.key(archive.topDictionary, 0)
@@ -148,7 +190,10 @@ extension URLRequestArchive {
               start: rootKey.utf8Start, count: rootKey.utf8CodeUnitCount)))
       }
       guard archive.plist.renamesOnly(replacements) else { return nil }
-      return archive.plist.replacingStrings(replacements)
+      // Distinct keys name distinct slots: as many named with a UID other than 0, each as before,
+      // are the same slots (UID 0 is what `findSlotUIDs` leaves a slot no key names).
+      let keepsRequest = readLayout == target && slotsAgree && slotsNamed == slotsNamedBefore
+      return (archive.plist.replacingStrings(replacements), keepsRequest)
     }
   }
 
