@@ -63,8 +63,9 @@ struct NetworkFrameworkParts: Sendable {
   }
 
   /// The fields of the root object of an archive read in place, each what `init(info:)` gives for
-  /// the decoded root; nil when one of them is not written from the bytes (the caller then decodes
-  /// the archive). The caller then checks that the rest of the root decodes (`decodesFromBytes`).
+  /// the decoded root; nil when one of them is not written from the bytes, or when the rest of the
+  /// root would not decode (`KeyedArchiveView.decodesFromBytes`): the caller then decodes the
+  /// archive.
   init?(view: KeyedArchiveView) {
     let table = view.table
     let root = view.object(view.rootUID)
@@ -76,18 +77,23 @@ struct NetworkFrameworkParts: Sendable {
       let uid = table.uid(value)
       return uid == 0 || view.isNull(uid) ? nil : uid
     }
+    // One writer for every object, and for the check of the root.
+    var writer = SubArchiveWriter(view: view)
     func archived(_ uid: UInt64?) -> NetworkFrameworkSubArchive? {
       guard let uid else { return .absent }
-      return view.archivedAsRoot(uid).map { .archived($0) }
+      return writer.archivedAsRoot(uid).map { .archived($0) }
     }
     let currentUID = reference("currentRequest")
     let originalUID = reference("originalRequest")
+    let responseUID = reference("response")
     guard let current = archived(currentUID),
       let original = originalUID == currentUID ? current : archived(originalUID),
-      let response = archived(reference("response"))
+      let response = archived(responseUID)
     else { return nil }
+    let written = [currentUID, originalUID, responseUID].compactMap { $0 }
+    guard writer.decodesFromBytes(view.rootUID, written: written) else { return nil }
     (currentRequest, originalRequest, self.response) = (current, original, response)
-    writtenUIDs = [currentUID, originalUID, reference("response")].compactMap { $0 }
+    writtenUIDs = written
     if let uid = reference("tempFileName") {
       let object = view.object(uid)
       if table.isKind(object, .string) {

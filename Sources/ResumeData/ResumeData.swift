@@ -212,9 +212,8 @@ public struct ResumeData: Sendable, Hashable {
     guard let view = KeyedArchiveView(unmasked, limits: limits.propertyList),
       view.rootUID != 0,
       let classUID = view.classUID(ofInstance: view.object(view.rootUID)),
-      view.mostDerivedClassName(classUID).hasPrefix("NWURLSession"),
-      let parts = NetworkFrameworkParts(view: view),
-      view.decodesFromBytes(view.rootUID, written: parts.writtenUIDs)
+      view.mostDerivedClassName(classUID, hasPrefix: "NWURLSession"),
+      let parts = NetworkFrameworkParts(view: view)
     else { return nil }
     return (unmasked, parts)
   }
