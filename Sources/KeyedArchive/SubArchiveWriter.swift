@@ -11,10 +11,14 @@ import Synchronization
 // else (dates, sets, UUIDs, NSNull, non-ASCII strings, containers held inline, cycles) is left to
 // the tree: the writer returns nil.
 //
-// A request is a few dozen objects, and this runs for every Network.framework blob read: the
-// layout, the flattened objects and the sharing tables are plain values in flat buffers, kept in
-// a pool from one archive to the next (`WriterMemory`), with no allocation per object and no
-// reference counting; the output is one block of the exact size, written once.
+// A request is a few dozen objects, and this runs for every Network.framework blob read, so it is
+// written for speed:
+// - every text (a key, a string, a class name) gets an ID the first time it is met in the archive
+//   read, and the builder's and the flattener's sharing look IDs up in arrays;
+// - the layout and the sharing tables are plain values in flat buffers, kept in a pool from one
+//   archive to the next (`WriterMemory`): no allocation per object, no reference counting;
+// - the flattener writes each object's bytes as it flattens it, with one-byte references (what
+//   an archive of up to 255 objects takes), and flattens again with wider ones for a larger one.
 
 extension KeyedArchiveView {
   /// `KeyedArchive(root: decodeValue(uid)).encoded()` of this archive, written from its bytes;
@@ -58,6 +62,7 @@ package struct SubArchiveWriter: ~Copyable {
   /// A writer for objects of `view`.
   package init(view: KeyedArchiveView) {
     memory = WriterMemory.take()
+    memory.layout.pointee.interner.reset(objectCount: view.plist.objectCount)
     reader = ViewReader(view: view, memory.reader)
   }
 
@@ -69,8 +74,7 @@ package struct SubArchiveWriter: ~Copyable {
     let layout = memory.layout
     layout.pointee.reset()
     guard let root = reader.encode(uid, &layout.pointee) else { return nil }
-    return memory.flattener.pointee.encoded(
-      layout.pointee, rootUID: root, rootKey: Text("NSKeyedArchiveRootObjectKey"))
+    return memory.flattener.pointee.encoded(&layout.pointee, rootUID: root, rootKey: .rootObjectKey)
   }
 
   /// `KeyedArchiveView.decodesFromBytes(uid, written:)`.
@@ -110,7 +114,7 @@ private final class WriterMemory: @unchecked Sendable {
   // A few sets: as many as threads write at once, as a rule.
   private static let pool = Mutex<[WriterMemory]>([])
   private static let pooledSets = 8
-  // A set grown past this many laid-out objects is let go rather than kept.
+  // A set grown past this many laid-out objects or texts is let go rather than kept.
   private static let pooledObjects = 4096
 
   static func take() -> WriterMemory {
@@ -118,7 +122,9 @@ private final class WriterMemory: @unchecked Sendable {
   }
 
   static func give(_ memory: WriterMemory) {
-    guard memory.layout.pointee.objects.capacity <= pooledObjects else { return }
+    guard memory.layout.pointee.objects.capacity <= pooledObjects,
+      memory.layout.pointee.interner.count <= pooledObjects
+    else { return }
     pool.withLock { sets in
       if sets.count < pooledSets { sets.append(memory) }
     }
@@ -132,21 +138,22 @@ extension KeyedArchive {
   package static func encodedDictionary(
     _ pairs: [ArchivedDictionaryEntry], mutable: Bool, rootKey: String
   ) -> Data? {
-    let rootKeyText: Text
+    let rootKeyText: Constant
     switch rootKey {
-    case "NSKeyedArchiveRootObjectKey": rootKeyText = Text("NSKeyedArchiveRootObjectKey")
-    case "root": rootKeyText = Text("root")
+    case "NSKeyedArchiveRootObjectKey": rootKeyText = .rootObjectKey
+    case "root": rootKeyText = .root
     default: return nil
     }
     var arena = ByteArena(pairs)
     let memory = WriterMemory.take()
     defer { WriterMemory.give(memory) }
     let layout = memory.layout
+    layout.pointee.interner.reset(objectCount: 0)
     layout.pointee.reset()
     guard let uid = encodedDictionary(pairs, mutable: mutable, &layout.pointee, &arena) else {
       return nil
     }
-    return memory.flattener.pointee.encoded(layout.pointee, rootUID: uid, rootKey: rootKeyText)
+    return memory.flattener.pointee.encoded(&layout.pointee, rootUID: uid, rootKey: rootKeyText)
   }
 
   /// Lays out the root dictionary of `encodedDictionary`; its UID.
@@ -170,9 +177,9 @@ extension KeyedArchive {
       layout.uidLists[values + position] = value
     }
     let classUID = layout.fixedClass(mutable ? .mutableDictionary : .dictionary)
-    let fields = layout.fields.append(.uids(Text("NS.keys"), keys, count))
-    _ = layout.fields.append(.uids(Text("NS.objects"), values, count))
-    _ = layout.fields.append(.uid(Text("$class"), classUID))
+    let fields = layout.fields.append(.uids(layout.id(.keys), keys, count))
+    layout.fields.append(.uids(layout.id(.objects), values, count))
+    layout.fields.append(.uid(layout.id(.classKey), classUID))
     layout.objects[Int(uid)] = .instance(fields, 3)
     return uid
   }
@@ -284,6 +291,43 @@ private struct Text: @unchecked Sendable, BitwiseCopyable {
   }
 }
 
+/// The texts the writer writes of its own.
+private enum Constant: Int, CaseIterable {
+  case version, objectsArray, archiver, top, rootObjectKey, root, keyedArchiver, null
+  case classKey, className, classes, keys, objects, base, relative
+  case array, mutableArray, dictionary, mutableDictionary, url, object
+
+  var text: Text {
+    switch self {
+    case .version: Text("$version")
+    case .objectsArray: Text("$objects")
+    case .archiver: Text("$archiver")
+    case .top: Text("$top")
+    case .rootObjectKey: Text("NSKeyedArchiveRootObjectKey")
+    case .root: Text("root")
+    case .keyedArchiver: Text("NSKeyedArchiver")
+    case .null: Text("$null")
+    case .classKey: Text("$class")
+    case .className: Text("$classname")
+    case .classes: Text("$classes")
+    case .keys: Text("NS.keys")
+    case .objects: Text("NS.objects")
+    case .base: Text("NS.base")
+    case .relative: Text("NS.relative")
+    case .array: Text("NSArray")
+    case .mutableArray: Text("NSMutableArray")
+    case .dictionary: Text("NSDictionary")
+    case .mutableDictionary: Text("NSMutableDictionary")
+    case .url: Text("NSURL")
+    case .object: Text("NSObject")
+    }
+  }
+}
+
+/// The ID of a text: the same for the same bytes, within one archive read (or one dictionary of
+/// the caller's).
+private typealias TextID = Int32
+
 /// A string, data, number or boolean, as the writer writes it.
 private struct Scalar: BitwiseCopyable {
   enum Kind: UInt8 {
@@ -292,26 +336,35 @@ private struct Scalar: BitwiseCopyable {
   let kind: Kind
   /// An integer's need for unsigned storage (above `Int64.max`), a real's single precision.
   let flag: Bool
+  /// A string's text ID.
+  let id: TextID
   /// An integer's bit pattern, a real's `Double` bits, a boolean's value (0 or 1).
   let bits: UInt64
   /// A string's ASCII text, data's bytes.
   let text: Text
 
-  static func string(_ text: Text) -> Scalar { Scalar(kind: .string, flag: false, bits: 0, text: text) }
-  static func data(_ bytes: Text) -> Scalar { Scalar(kind: .data, flag: false, bits: 0, text: bytes) }
+  static func string(_ text: Text, _ id: TextID) -> Scalar {
+    Scalar(kind: .string, flag: false, id: id, bits: 0, text: text)
+  }
+  static func data(_ bytes: Text) -> Scalar {
+    Scalar(kind: .data, flag: false, id: -1, bits: 0, text: bytes)
+  }
   static func integer(_ integer: PropertyListInteger) -> Scalar {
     Scalar(
-      kind: .integer, flag: integer.needsUnsignedStorage, bits: integer.bitPattern, text: .empty)
+      kind: .integer, flag: integer.needsUnsignedStorage, id: -1, bits: integer.bitPattern,
+      text: .empty)
   }
   /// An integer that fits in 64 bits (signed), by its bit pattern.
   static func integer(bits: UInt64) -> Scalar {
-    Scalar(kind: .integer, flag: false, bits: bits, text: .empty)
+    Scalar(kind: .integer, flag: false, id: -1, bits: bits, text: .empty)
   }
   static func real(_ real: PropertyListReal) -> Scalar {
-    Scalar(kind: .real, flag: real.isSinglePrecision, bits: real.value.bitPattern, text: .empty)
+    Scalar(
+      kind: .real, flag: real.isSinglePrecision, id: -1, bits: real.value.bitPattern,
+      text: .empty)
   }
   static func boolean(_ flag: Bool) -> Scalar {
-    Scalar(kind: .boolean, flag: false, bits: flag ? 1 : 0, text: .empty)
+    Scalar(kind: .boolean, flag: false, id: -1, bits: flag ? 1 : 0, text: .empty)
   }
 
   /// The bits numbers compare by: every NaN one value, and the two zeros one (as
@@ -374,17 +427,17 @@ private struct FlatBuffer<Element: BitwiseCopyable>: ~Copyable {
     return first
   }
 
+  /// `more` elements after the last, each `element`.
+  mutating func append(repeating element: Element, count more: Int) {
+    let first = reserve(more)
+    (base + first).initialize(repeating: element, count: more)
+  }
+
   mutating func removeAll() { count = 0 }
 
   mutating func removeLast() {
     precondition(count > 0)
     count -= 1
-  }
-
-  /// Whether an element is `element`.
-  func contains(_ element: Element, where same: (Element, Element) -> Bool) -> Bool {
-    for position in 0..<count where same(base[position], element) { return true }
-    return false
   }
 
   private mutating func grow(to needed: Int) {
@@ -397,25 +450,26 @@ private struct FlatBuffer<Element: BitwiseCopyable>: ~Copyable {
   }
 }
 
-/// First occurrences of texts, for the sharing tables: open addressing on the texts' hashes (no
-/// allocation per text, and no `Hasher`).
+/// First occurrences of texts: open addressing on the texts' hashes (no allocation per text, and
+/// no `Hasher`).
 private struct TextTable: ~Copyable {
   private struct Entry: BitwiseCopyable {
     let text: Text
     let hash: UInt64
     let value: Int
   }
-  private var slots: FlatBuffer<Int32>
+  private var slots = FlatBuffer<Int32>(capacity: 128)
   private var entries = FlatBuffer<Entry>(capacity: 64)
 
   init() {
-    slots = FlatBuffer(capacity: 128)
-    clearSlots(128)
+    slots.append(repeating: -1, count: 128)
   }
 
   mutating func removeAll() {
     entries.removeAll()
-    clearSlots(slots.count)
+    let count = slots.count
+    slots.removeAll()
+    slots.append(repeating: -1, count: count)
   }
 
   /// The value of the first text equal to `text`, or nil after recording `value` for it.
@@ -437,20 +491,100 @@ private struct TextTable: ~Copyable {
     return nil
   }
 
-  private mutating func clearSlots(_ count: Int) {
-    slots.removeAll()
-    _ = slots.reserve(count)
-    slots.base.initialize(repeating: -1, count: count)
-  }
-
   private mutating func grow() {
-    clearSlots(slots.count * 2)
-    let mask = slots.count - 1
+    let count = slots.count * 2
+    slots.removeAll()
+    slots.append(repeating: -1, count: count)
+    let mask = count - 1
     for position in 0..<entries.count {
       var slot = Int(truncatingIfNeeded: entries[position].hash) & mask
       while slots[slot] >= 0 { slot = (slot + 1) & mask }
       slots[slot] = Int32(position)
     }
+  }
+}
+
+/// The texts of one archive read (or one dictionary of the caller's), each with an ID.
+private struct Interner: ~Copyable {
+  private var texts = FlatBuffer<Text>(capacity: 64)
+  private var table = TextTable()
+  // The IDs of the constants, or -1 until first asked for.
+  private var constants = FlatBuffer<TextID>(capacity: Constant.allCases.count)
+  // The ID of each string object of the plist read, or -1: by object index, for plists of up to
+  // `cachedObjects` objects.
+  private var objects = FlatBuffer<TextID>(capacity: 256)
+  private static let cachedObjects = 1 << 16
+
+  /// The number of IDs given.
+  var count: Int { texts.count }
+
+  /// No text yet, for a plist of `objectCount` objects.
+  mutating func reset(objectCount: Int) {
+    texts.removeAll()
+    table.removeAll()
+    constants.removeAll()
+    constants.append(repeating: -1, count: Constant.allCases.count)
+    objects.removeAll()
+    if objectCount <= Self.cachedObjects { objects.append(repeating: -1, count: objectCount) }
+  }
+
+  /// The ID of a text.
+  mutating func id(_ text: Text) -> TextID {
+    let next = texts.count
+    if let found = table.firstOrInsert(text, next) { return TextID(found) }
+    texts.append(text)
+    return TextID(next)
+  }
+
+  @inline(__always)
+  mutating func id(_ constant: Constant) -> TextID {
+    let cached = constants[constant.rawValue]
+    if cached >= 0 { return cached }
+    let id = id(constant.text)
+    constants[constant.rawValue] = id
+    return id
+  }
+
+  /// The ID of a string object of the plist read, when it has one.
+  @inline(__always)
+  func cachedID(object: Int) -> TextID? {
+    guard UInt(bitPattern: object) < UInt(bitPattern: objects.count) else { return nil }
+    let id = objects.base[object]
+    return id >= 0 ? id : nil
+  }
+
+  /// The ID of the ASCII text of a string object of the plist read.
+  mutating func id(object: Int, _ text: Text) -> TextID {
+    let id = id(text)
+    if UInt(bitPattern: object) < UInt(bitPattern: objects.count) { objects.base[object] = id }
+    return id
+  }
+
+  @inline(__always)
+  func text(_ id: TextID) -> Text { texts[Int(id)] }
+}
+
+/// A value for each text ID, valid in one pass only: nothing to clear between passes.
+private struct IDTable: ~Copyable {
+  private struct Entry: BitwiseCopyable {
+    var value: Int
+    var pass: Int
+  }
+  private var entries = FlatBuffer<Entry>(capacity: 64)
+
+  @inline(__always)
+  func value(_ id: TextID, pass: Int) -> Int? {
+    guard Int(id) < entries.count else { return nil }
+    let entry = entries.base[Int(id)]
+    return entry.pass == pass ? entry.value : nil
+  }
+
+  @inline(__always)
+  mutating func set(_ id: TextID, pass: Int, _ value: Int) {
+    if Int(id) >= entries.count {
+      entries.append(repeating: Entry(value: 0, pass: -1), count: Int(id) + 1 - entries.count)
+    }
+    entries[Int(id)] = Entry(value: value, pass: pass)
   }
 }
 
@@ -524,7 +658,7 @@ private struct BuiltObject: BitwiseCopyable {
     case scalar
     /// An instance: `count` fields of `Layout.fields` from `start`.
     case instance
-    /// A class object: `count` names of `Layout.chainTexts` from `start`, most derived first.
+    /// A class object: `count` names of `Layout.chains` from `start`, most derived first.
     case classObject
   }
   let kind: Kind
@@ -555,22 +689,22 @@ private struct BuiltField: BitwiseCopyable {
     /// An empty array held inline.
     case emptyArray
   }
-  let key: Text
+  let key: TextID
   let kind: Kind
   let value: UInt64
   let count: Int
   let scalar: Scalar
 
-  static func uid(_ key: Text, _ uid: UInt64) -> BuiltField {
+  static func uid(_ key: TextID, _ uid: UInt64) -> BuiltField {
     BuiltField(key: key, kind: .uid, value: uid, count: 0, scalar: .boolean(false))
   }
-  static func uids(_ key: Text, _ start: Int, _ count: Int) -> BuiltField {
+  static func uids(_ key: TextID, _ start: Int, _ count: Int) -> BuiltField {
     BuiltField(key: key, kind: .uids, value: UInt64(start), count: count, scalar: .boolean(false))
   }
-  static func inline(_ key: Text, _ scalar: Scalar) -> BuiltField {
+  static func inline(_ key: TextID, _ scalar: Scalar) -> BuiltField {
     BuiltField(key: key, kind: .inline, value: 0, count: 0, scalar: scalar)
   }
-  static func emptyArray(_ key: Text) -> BuiltField {
+  static func emptyArray(_ key: TextID) -> BuiltField {
     BuiltField(key: key, kind: .emptyArray, value: 0, count: 0, scalar: .boolean(false))
   }
 }
@@ -583,10 +717,13 @@ private enum FixedChain: Int8 {
 /// `KeyedArchiveBuilder`'s objects, and its sharing: strings by their characters, numbers by value,
 /// classes by chain.
 private struct Layout: ~Copyable {
+  var interner = Interner()
   var objects = FlatBuffer<BuiltObject>(capacity: 64)
   var fields = FlatBuffer<BuiltField>(capacity: 96)
   var uidLists = FlatBuffer<UInt64>(capacity: 64)
-  var chainTexts = FlatBuffer<Text>(capacity: 16)
+  var chains = FlatBuffer<TextID>(capacity: 16)
+  /// The bytes of the strings and data laid out: what sizes the output.
+  private(set) var textBytes = 0
   private struct BuiltClass: BitwiseCopyable {
     /// The `FixedChain`, or -1.
     let fixed: Int8
@@ -595,7 +732,9 @@ private struct Layout: ~Copyable {
     let uid: UInt64
   }
   private var classes = FlatBuffer<BuiltClass>(capacity: 8)
-  private var strings = TextTable()
+  // The UID of the string object of each text, in this pass.
+  private var strings = IDTable()
+  private var pass = 0
   private struct NumberEntry: BitwiseCopyable {
     let kind: Scalar.Kind
     let flag: Bool
@@ -604,17 +743,21 @@ private struct Layout: ~Copyable {
   }
   private var numbers = FlatBuffer<NumberEntry>(capacity: 16)
 
-  /// Empty but for `$null` at UID 0.
+  /// Empty but for `$null` at UID 0 (the texts' IDs are kept).
   mutating func reset() {
     objects.removeAll()
     fields.removeAll()
     uidLists.removeAll()
-    chainTexts.removeAll()
+    chains.removeAll()
     classes.removeAll()
-    strings.removeAll()
     numbers.removeAll()
+    textBytes = 0
+    pass += 1
     objects.append(.null)
   }
+
+  @inline(__always)
+  mutating func id(_ constant: Constant) -> TextID { interner.id(constant) }
 
   @inline(__always)
   mutating func append(_ object: BuiltObject) -> UInt64 {
@@ -625,10 +768,22 @@ private struct Layout: ~Copyable {
   @inline(__always)
   mutating func placeholder() -> UInt64 { append(.null) }
 
-  mutating func string(_ text: Text) -> UInt64 {
-    let next = objects.count
-    if let found = strings.firstOrInsert(text, next) { return UInt64(found) }
-    return append(.scalar(.string(text)))
+  /// Notes the bytes of a string or data value held inline.
+  @inline(__always)
+  mutating func noteInline(_ scalar: Scalar) { textBytes += scalar.text.count }
+
+  mutating func string(_ id: TextID) -> UInt64 {
+    if let uid = strings.value(id, pass: pass) { return UInt64(uid) }
+    let text = interner.text(id)
+    textBytes += text.count
+    let uid = append(.scalar(.string(text, id)))
+    strings.set(id, pass: pass, Int(uid))
+    return uid
+  }
+
+  mutating func data(_ scalar: Scalar) -> UInt64 {
+    textBytes += scalar.text.count
+    return append(.scalar(scalar))
   }
 
   /// The UID of a number or boolean the builder shares by value, appended for the first.
@@ -651,43 +806,44 @@ private struct Layout: ~Copyable {
     for position in 0..<classes.count where classes[position].fixed == chain.rawValue {
       return classes[position].uid
     }
-    let start = chainTexts.count
+    let start = chains.count
     switch chain {
-    case .array: chainTexts.append(Text("NSArray"))
+    case .array: chains.append(id(.array))
     case .mutableArray:
-      chainTexts.append(Text("NSMutableArray"))
-      chainTexts.append(Text("NSArray"))
-    case .dictionary: chainTexts.append(Text("NSDictionary"))
+      chains.append(id(.mutableArray))
+      chains.append(id(.array))
+    case .dictionary: chains.append(id(.dictionary))
     case .mutableDictionary:
-      chainTexts.append(Text("NSMutableDictionary"))
-      chainTexts.append(Text("NSDictionary"))
-    case .url: chainTexts.append(Text("NSURL"))
+      chains.append(id(.mutableDictionary))
+      chains.append(id(.dictionary))
+    case .url: chains.append(id(.url))
     }
-    chainTexts.append(Text("NSObject"))
+    chains.append(id(.object))
     return appendClass(fixed: chain.rawValue, start: start)
   }
 
   /// The class object of a chain read from the archive (never one of the fixed chains, whose most
   /// derived names the builder models).
-  mutating func plainClass(_ chain: UnsafeBufferPointer<Text>) -> UInt64 {
+  mutating func plainClass(_ chain: UnsafeBufferPointer<TextID>) -> UInt64 {
     for position in 0..<classes.count {
       let entry = classes[position]
       guard entry.fixed < 0, entry.chainCount == chain.count else { continue }
       var same = true
-      for index in 0..<chain.count where !(chainTexts[entry.chainStart + index] == chain[index]) {
+      for index in 0..<chain.count where chains[entry.chainStart + index] != chain[index] {
         same = false
         break
       }
       if same { return entry.uid }
     }
-    let start = chainTexts.count
-    for text in chain { chainTexts.append(text) }
+    let start = chains.count
+    for id in chain { chains.append(id) }
     return appendClass(fixed: -1, start: start)
   }
 
   private mutating func appendClass(fixed: Int8, start: Int) -> UInt64 {
-    let count = chainTexts.count - start
-    let uid = append(BuiltObject(kind: .classObject, scalar: .boolean(false), start: start, count: count))
+    let count = chains.count - start
+    let uid = append(
+      BuiltObject(kind: .classObject, scalar: .boolean(false), start: start, count: count))
     classes.append(BuiltClass(fixed: fixed, chainStart: start, chainCount: count, uid: uid))
     return uid
   }
@@ -699,13 +855,13 @@ private struct Layout: ~Copyable {
     case .null: return 0
     case .string(let string, mutable: false):
       guard let text = arena.text(string) else { return nil }
-      return self.string(text)
+      return self.string(interner.id(text))
     case .integer(let integer): return number(.integer(integer))
     case .real(let real): return number(.real(real))
     case .boolean(let flag): return number(.boolean(flag))
     case .data(let data, mutable: false):
       guard let bytes = arena.bytes(data) else { return nil }
-      return append(.scalar(.data(bytes)))
+      return self.data(.data(bytes))
     default: return nil
     }
   }
@@ -725,7 +881,7 @@ private enum ClassCategory: UInt8 {
 private struct InputClass: BitwiseCopyable {
   let uid: UInt64
   let category: ClassCategory
-  /// The chain of a `.plain` class: `chainCount` texts of `ReaderMemory.chains` from `chainStart`.
+  /// The chain of a `.plain` class: `chainCount` IDs of `ReaderMemory.chains` from `chainStart`.
   let chainStart: Int
   let chainCount: Int
   /// The class object laid out for it, valid in the layout of pass `builtPass`.
@@ -738,7 +894,7 @@ private struct ReaderMemory: ~Copyable {
   // Classes met so far, by class UID (an archive has a handful), and their chains: kept from one
   // object of an archive to the next, forgotten for the next archive.
   var classes = FlatBuffer<InputClass>(capacity: 8)
-  var chains = FlatBuffer<Text>(capacity: 16)
+  var chains = FlatBuffer<TextID>(capacity: 16)
   var inProgress = FlatBuffer<UInt64>(capacity: 16)
 }
 
@@ -786,15 +942,14 @@ private struct ViewReader: ~Copyable {
     let object = view.object(uid)
     switch table.kind(object) {
     case .string:
-      guard let text = text(object) else { return nil }
-      return layout.string(text)
+      guard let id = stringID(object, &layout) else { return nil }
+      return layout.string(id)
     case .integer, .real, .boolean:
       return layout.number(scalar(object))
     case .data:
-      return layout.append(.scalar(scalar(object)))
+      return layout.data(scalar(object))
     case .dictionary:
-      guard let classUID = view.classUID(ofInstance: object),
-        !memory.pointee.inProgress.contains(uid, where: ==),
+      guard let classUID = view.classUID(ofInstance: object), !isInProgress(uid),
         memory.pointee.inProgress.count < maximumDepth
       else { return nil }
       memory.pointee.inProgress.append(uid)
@@ -805,11 +960,28 @@ private struct ViewReader: ~Copyable {
     }
   }
 
+  /// Whether an object is being laid out (a reference to it is a cycle).
+  func isInProgress(_ uid: UInt64) -> Bool {
+    let inProgress = memory.pointee.inProgress.base
+    for position in 0..<memory.pointee.inProgress.count where inProgress[position] == uid {
+      return true
+    }
+    return false
+  }
+
   /// ASCII text of a string object; nil for any other object, or a UTF-16 string.
   @inline(__always)
   func text(_ object: Int) -> Text? {
     guard let bytes = table.asciiBytes(object) else { return nil }
     return Text(bytes)
+  }
+
+  /// The text ID of an ASCII string object; nil for any other object, or a UTF-16 string.
+  @inline(__always)
+  func stringID(_ object: Int, _ layout: inout Layout) -> TextID? {
+    if let id = layout.interner.cachedID(object: object) { return id }
+    guard let text = text(object) else { return nil }
+    return layout.interner.id(object: object, text)
   }
 
   /// A number, boolean or data object.
@@ -821,8 +993,10 @@ private struct ViewReader: ~Copyable {
       let value = bytes + offset + 1
       switch bytes.load(fromByteOffset: offset, as: UInt8.self) {
       case 0x10: return .integer(bits: UInt64(value.load(as: UInt8.self)))
-      case 0x11: return .integer(bits: UInt64(UInt16(bigEndian: value.loadUnaligned(as: UInt16.self))))
-      case 0x12: return .integer(bits: UInt64(UInt32(bigEndian: value.loadUnaligned(as: UInt32.self))))
+      case 0x11:
+        return .integer(bits: UInt64(UInt16(bigEndian: value.loadUnaligned(as: UInt16.self))))
+      case 0x12:
+        return .integer(bits: UInt64(UInt32(bigEndian: value.loadUnaligned(as: UInt32.self))))
       case 0x13: return .integer(bits: UInt64(bigEndian: value.loadUnaligned(as: UInt64.self)))
       default: return .integer(table.integer(object))
       }
@@ -844,7 +1018,7 @@ private struct ViewReader: ~Copyable {
   }
 
   /// The position in `memory.classes` of a checked class object, read the first time it is met.
-  mutating func classEntry(_ classUID: UInt64) -> Int {
+  mutating func classEntry(_ classUID: UInt64, _ layout: inout Layout) -> Int {
     let classes = memory.pointee.classes.base
     for position in 0..<memory.pointee.classes.count where classes[position].uid == classUID {
       return position
@@ -857,16 +1031,16 @@ private struct ViewReader: ~Copyable {
       // `$classes` when not empty, else `$classname`, all ASCII.
       if let classes = table.value(classObject, forKey: "$classes"), table.count(classes) > 0 {
         for position in 0..<table.count(classes) {
-          guard let text = text(table.element(classes, position)) else {
+          guard let id = stringID(table.element(classes, position), &layout) else {
             category = .unwritable
             break
           }
-          memory.pointee.chains.append(text)
+          memory.pointee.chains.append(id)
         }
       } else if let name = table.value(classObject, forKey: "$classname"),
-        let text = text(name)
+        let id = stringID(name, &layout)
       {
-        memory.pointee.chains.append(text)
+        memory.pointee.chains.append(id)
       } else {
         category = .unwritable
       }
@@ -938,21 +1112,23 @@ private struct ViewReader: ~Copyable {
     return true
   }
 
-  /// A field as `optionalReferenceOrInline` reads it, when it is a string: the object a UID names,
-  /// or the value inline.
-  func referencedOrInlineText(_ object: Int, _ key: StaticString) -> Text? {
+  /// A field as `optionalReferenceOrInline` reads it, when it is an ASCII string: the object a UID
+  /// names, or the value inline; its text ID.
+  func referencedOrInlineText(_ object: Int, _ key: StaticString, _ layout: inout Layout)
+    -> TextID?
+  {
     guard var value = table.value(object, forKey: key) else { return nil }
     if table.isKind(value, .uid) {
       let uid = table.uid(value)
       guard uid != 0, uid < objectCount else { return nil }
       value = view.object(uid)
     }
-    return text(value)
+    return stringID(value, &layout)
   }
 
   /// `decodeInstance`, then the builder's `instance` for what it decodes to.
   mutating func instance(_ object: Int, classUID: UInt64, _ layout: inout Layout) -> UInt64? {
-    let entry = classEntry(classUID)
+    let entry = classEntry(classUID, &layout)
     let category = memory.pointee.classes[entry].category
     switch category {
     case .array, .mutableArray:
@@ -962,8 +1138,8 @@ private struct ViewReader: ~Copyable {
       let start = layout.uidLists.reserve(count)
       guard encodeElements(elements, into: start, &layout) else { return nil }
       let classUID = layout.fixedClass(category == .mutableArray ? .mutableArray : .array)
-      let fields = layout.fields.append(.uids(Text("NS.objects"), start, count))
-      layout.fields.append(.uid(Text("$class"), classUID))
+      let fields = layout.fields.append(.uids(layout.id(.objects), start, count))
+      layout.fields.append(.uid(layout.id(.classKey), classUID))
       layout.objects[Int(uid)] = .instance(fields, 2)
       return uid
     case .dictionary, .mutableDictionary:
@@ -980,15 +1156,15 @@ private struct ViewReader: ~Copyable {
       else { return nil }
       let classUID = layout.fixedClass(
         category == .mutableDictionary ? .mutableDictionary : .dictionary)
-      let fields = layout.fields.append(.uids(Text("NS.keys"), keyStart, count))
-      layout.fields.append(.uids(Text("NS.objects"), valueStart, count))
-      layout.fields.append(.uid(Text("$class"), classUID))
+      let fields = layout.fields.append(.uids(layout.id(.keys), keyStart, count))
+      layout.fields.append(.uids(layout.id(.objects), valueStart, count))
+      layout.fields.append(.uid(layout.id(.classKey), classUID))
       layout.objects[Int(uid)] = .instance(fields, 3)
       return uid
     case .string:
       // An immutable string instance decodes to the string, which the builder shares.
-      guard let text = referencedOrInlineText(object, "NS.string") else { return nil }
-      return layout.string(text)
+      guard let id = referencedOrInlineText(object, "NS.string", &layout) else { return nil }
+      return layout.string(id)
     case .url:
       return url(object, &layout)
     case .refused, .unwritable:
@@ -999,7 +1175,9 @@ private struct ViewReader: ~Copyable {
   }
 
   mutating func url(_ object: Int, _ layout: inout Layout) -> UInt64? {
-    guard let relative = referencedOrInlineText(object, "NS.relative") else { return nil }
+    guard let relative = referencedOrInlineText(object, "NS.relative", &layout) else {
+      return nil
+    }
     var baseUID: UInt64?
     if let base = table.value(object, forKey: "NS.base"), table.isKind(base, .uid),
       !view.isNull(table.uid(base))
@@ -1009,7 +1187,7 @@ private struct ViewReader: ~Copyable {
       let uid = table.uid(base)
       guard uid != 0, uid < objectCount,
         let baseClass = view.classUID(ofInstance: view.object(uid)),
-        memory.pointee.classes[classEntry(baseClass)].category == .url
+        memory.pointee.classes[classEntry(baseClass, &layout)].category == .url
       else { return nil }
       baseUID = uid
     }
@@ -1021,9 +1199,9 @@ private struct ViewReader: ~Copyable {
     }
     let relativeUID = layout.string(relative)
     let classUID = layout.fixedClass(.url)
-    let fields = layout.fields.append(.uid(Text("NS.base"), encodedBase))
-    layout.fields.append(.uid(Text("$class"), classUID))
-    layout.fields.append(.uid(Text("NS.relative"), relativeUID))
+    let fields = layout.fields.append(.uid(layout.id(.base), encodedBase))
+    layout.fields.append(.uid(layout.id(.classKey), classUID))
+    layout.fields.append(.uid(layout.id(.relative), relativeUID))
     layout.objects[Int(uid)] = .instance(fields, 3)
     return uid
   }
@@ -1038,12 +1216,16 @@ private struct ViewReader: ~Copyable {
     // `$class`, then `$class`.
     let fields = layout.fields.reserve(count + 1)
     var laidOut = 0
+    let classKey = layout.id(.classKey)
     for position in 0..<count {
-      guard let key = text(table.reference(start, position)) else { return nil }
-      if key.count >= 6, key.start.load(as: UInt8.self) == UInt8(ascii: "$") {
-        if key == Text("$class") { continue }
-        // Fields the flattener would take for a class object's: left to the tree.
-        if key == Text("$classname") || key == Text("$classes") { return nil }
+      guard let key = stringID(table.reference(start, position), &layout) else { return nil }
+      if key == classKey { continue }
+      let keyText = layout.interner.text(key)
+      // Fields the flattener would take for a class object's: left to the tree.
+      if keyText.count >= 8, keyText.start.load(as: UInt8.self) == UInt8(ascii: "$"),
+        keyText == Text("$classname") || keyText == Text("$classes")
+      {
+        return nil
       }
       let value = table.reference(start, count + position)
       let field: BuiltField
@@ -1063,10 +1245,14 @@ private struct ViewReader: ~Copyable {
           field = .uids(key, first, elements)
         }
       case .integer, .real, .boolean, .data:
-        field = .inline(key, scalar(value))
+        let scalar = scalar(value)
+        layout.noteInline(scalar)
+        field = .inline(key, scalar)
       case .string:
-        guard let text = text(value) else { return nil }
-        field = .inline(key, .string(text))
+        guard let id = stringID(value, &layout) else { return nil }
+        let scalar = Scalar.string(layout.interner.text(id), id)
+        layout.noteInline(scalar)
+        field = .inline(key, scalar)
       default:
         return nil
       }
@@ -1085,7 +1271,7 @@ private struct ViewReader: ~Copyable {
       memory.pointee.classes[entry].builtUID = classUID
       memory.pointee.classes[entry].builtPass = pass
     }
-    layout.fields[fields + laidOut] = .uid(Text("$class"), classUID)
+    layout.fields[fields + laidOut] = .uid(classKey, classUID)
     layout.objects[Int(uid)] = .instance(fields, laidOut + 1)
     return uid
   }
@@ -1093,30 +1279,25 @@ private struct ViewReader: ~Copyable {
 
 // MARK: - Flattening and writing
 
-/// An object of the binary plist, in the writer's order.
-private struct FlatObject: BitwiseCopyable {
-  enum Kind: UInt8 {
-    case scalar
-    /// A UID: `start` is its value.
-    case uid
-    /// An array: `count` references of `Flattener.references` from `start`.
-    case array
-    /// A dictionary: `count` references (its keys, then its values) from `start`.
-    case dictionary
-  }
-  let kind: Kind
-  let scalar: Scalar
-  let start: Int
-  let count: Int
-}
-
-/// `ArchiverFlattener.table(for:)` of the envelope around the laid-out objects, then the binary
-/// writer's bytes.
+/// `ArchiverFlattener.table(for:)` of the envelope around the laid-out objects, written as the
+/// binary writer writes it while it is flattened.
+///
+/// The flattener's order is the writer's: each object is written when it gets its index, a
+/// container with room for its references, which are filled in as its contents get theirs.
 private struct Flattener: ~Copyable {
-  private var objects = FlatBuffer<FlatObject>(capacity: 160)
-  private var references = FlatBuffer<Int>(capacity: 256)
-  private var keyConstants = TextTable()
-  private var valueConstants = TextTable()
+  // The bytes, `malloc`'d (handed to `Data` when done), and where the next object goes.
+  private var out: UnsafeMutableRawPointer?
+  private var capacity = 0
+  private var at = 0
+  // Where each object starts, by index.
+  private var offsets = FlatBuffer<Int>(capacity: 160)
+  // The width of references in this pass: 1 at first, wider when the objects turn out to need it
+  // (the references that did not fit are then written again).
+  private var referenceSize = 1
+  // The first index of each text as a key, and as a value, in this pass.
+  private var keys = IDTable()
+  private var values = IDTable()
+  private var pass = 0
   private struct NumberEntry: BitwiseCopyable {
     let number: Scalar
     let index: Int
@@ -1127,137 +1308,218 @@ private struct Flattener: ~Copyable {
   private var uidSlots = FlatBuffer<Int>(capacity: 64)
   private var firstTrue = -1
   private var firstFalse = -1
-  // The bytes of every object but its references, which take the width the object count sets.
-  private var fixedBytes = 0
 
-  private mutating func reset(uidCount: Int) {
-    objects.removeAll()
-    references.removeAll()
-    keyConstants.removeAll()
-    valueConstants.removeAll()
-    numbers.removeAll()
-    uidSlots.removeAll()
-    let first = uidSlots.reserve(uidCount)
-    (uidSlots.base + first).initialize(repeating: -1, count: uidCount)
-    firstTrue = -1
-    firstFalse = -1
-    fixedBytes = 0
-  }
+  deinit { free(out) }
 
   /// The archive's bytes: the envelope NSKeyedArchiver writes, `$objects` the laid-out objects.
-  mutating func encoded(_ layout: borrowing Layout, rootUID: UInt64, rootKey: Text) -> Data {
-    reset(uidCount: layout.objects.count)
-    let envelope = container(.dictionary, 8)
-    references[envelope.start] = constant(Text("$version"), isKey: true)
-    references[envelope.start + 1] = constant(Text("$objects"), isKey: true)
-    references[envelope.start + 2] = constant(Text("$archiver"), isKey: true)
-    references[envelope.start + 3] = constant(Text("$top"), isKey: true)
-    // 100000, as the only number so far.
-    references[envelope.start + 4] = number(.integer(PropertyListInteger(100_000)))
-    let array = container(.array, layout.objects.count)
-    for position in 0..<layout.objects.count {
-      references[array.start + position] = flatten(layout.objects[position], layout)
+  mutating func encoded(_ layout: inout Layout, rootUID: UInt64, rootKey: Constant) -> Data {
+    flatten(&layout, rootUID: rootUID, rootKey: rootKey, referenceSize: 1)
+    let referenceSize = Self.byteCount(UInt64(offsets.count))
+    if referenceSize != 1 {
+      // More than 255 objects: flattened again with references as wide as their count needs
+      // (the same objects, in the same order).
+      flatten(&layout, rootUID: rootUID, rootKey: rootKey, referenceSize: referenceSize)
     }
-    references[envelope.start + 5] = array.index
-    references[envelope.start + 6] = constant(Text("NSKeyedArchiver"), isKey: false)
-    let top = container(.dictionary, 2)
-    references[top.start] = constant(rootKey, isKey: true)
-    references[top.start + 1] = uid(rootUID)
-    references[envelope.start + 7] = top.index
-    return write()
+    return finish()
+  }
+
+  private mutating func flatten(
+    _ layout: inout Layout, rootUID: UInt64, rootKey: Constant, referenceSize: Int
+  ) {
+    pass += 1
+    self.referenceSize = referenceSize
+    offsets.removeAll()
+    numbers.removeAll()
+    uidSlots.removeAll()
+    uidSlots.append(repeating: -1, count: layout.objects.count)
+    firstTrue = -1
+    firstFalse = -1
+    // Room for the usual archive: its strings and data, and a few bytes for each object and
+    // reference.
+    free(out)
+    capacity = 256 + layout.textBytes + 48 * (layout.objects.count + layout.fields.count)
+    out = malloc(capacity)!
+    // `bplist00`.
+    Self.store(0x6270_6C69_7374_3030, 8, out!)
+    at = 8
+
+    let envelope = container(0xD0, 4)
+    setReference(envelope, 0, constant(layout.id(.version), isKey: true, &layout))
+    setReference(envelope, 1, constant(layout.id(.objectsArray), isKey: true, &layout))
+    setReference(envelope, 2, constant(layout.id(.archiver), isKey: true, &layout))
+    setReference(envelope, 3, constant(layout.id(.top), isKey: true, &layout))
+    // 100000, as the only number so far.
+    setReference(envelope, 4, number(.integer(bits: 100_000)))
+    let array = container(0xA0, layout.objects.count)
+    for position in 0..<layout.objects.count {
+      setReference(array, position, object(layout.objects[position], &layout))
+    }
+    setReference(envelope, 5, array.index)
+    setReference(envelope, 6, constant(layout.id(.keyedArchiver), isKey: false, &layout))
+    let top = container(0xD0, 1)
+    setReference(top, 0, constant(layout.id(rootKey), isKey: true, &layout))
+    setReference(top, 1, uid(rootUID))
+    setReference(envelope, 7, top.index)
   }
 
   /// An element of `$objects`.
-  private mutating func flatten(_ object: BuiltObject, _ layout: borrowing Layout) -> Int {
+  private mutating func object(_ object: BuiltObject, _ layout: inout Layout) -> Int {
     switch object.kind {
-    case .null: return append(.string(Text("$null")))
-    case .scalar:
-      switch object.scalar.kind {
-      case .string, .data: return append(object.scalar)
-      case .integer, .real: return number(object.scalar)
-      case .boolean: return boolean(object.scalar.bits != 0)
-      }
+    case .null: return string(Constant.null.text)
+    case .scalar: return scalar(object.scalar)
     case .instance:
-      let dictionary = container(.dictionary, 2 * object.count)
+      let dictionary = container(0xD0, object.count)
       for position in 0..<object.count {
-        references[dictionary.start + position] = constant(
-          layout.fields[object.start + position].key, isKey: true)
+        setReference(
+          dictionary, position,
+          constant(layout.fields[object.start + position].key, isKey: true, &layout))
       }
       for position in 0..<object.count {
-        references[dictionary.start + object.count + position] = value(
-          layout.fields[object.start + position], layout)
+        setReference(
+          dictionary, object.count + position, value(layout.fields[object.start + position], &layout)
+        )
       }
       return dictionary.index
     case .classObject:
-      let dictionary = container(.dictionary, 4)
-      references[dictionary.start] = constant(Text("$classname"), isKey: true)
-      references[dictionary.start + 1] = constant(Text("$classes"), isKey: true)
-      let name = layout.chainTexts[object.start]
+      let dictionary = container(0xD0, 2)
+      setReference(dictionary, 0, constant(layout.id(.className), isKey: true, &layout))
+      setReference(dictionary, 1, constant(layout.id(.classes), isKey: true, &layout))
+      let name = layout.chains[object.start]
+      let nameText = layout.interner.text(name)
       // A class object's name is an object of its own unless Apple shares it with `$classes`.
-      references[dictionary.start + 2] =
-        Self.isSharedClassName(name) ? constant(name, isKey: false) : append(.string(name))
-      let chain = container(.array, object.count)
+      setReference(
+        dictionary, 2,
+        Self.isSharedClassName(nameText)
+          ? constant(name, isKey: false, &layout) : string(nameText))
+      let chain = container(0xA0, object.count)
       for position in 0..<object.count {
-        references[chain.start + position] = constant(
-          layout.chainTexts[object.start + position], isKey: false)
+        setReference(
+          chain, position, constant(layout.chains[object.start + position], isKey: false, &layout))
       }
-      references[dictionary.start + 3] = chain.index
+      setReference(dictionary, 3, chain.index)
       return dictionary.index
     }
   }
 
   /// A field's value.
-  private mutating func value(_ field: BuiltField, _ layout: borrowing Layout) -> Int {
+  private mutating func value(_ field: BuiltField, _ layout: inout Layout) -> Int {
     switch field.kind {
     case .uid: return uid(field.value)
     case .uids:
-      let array = container(.array, field.count)
+      let array = container(0xA0, field.count)
       let first = Int(field.value)
       for position in 0..<field.count {
-        references[array.start + position] = uid(layout.uidLists[first + position])
+        setReference(array, position, uid(layout.uidLists[first + position]))
       }
       return array.index
-    case .emptyArray: return container(.array, 0).index
+    case .emptyArray: return container(0xA0, 0).index
     case .inline:
-      switch field.scalar.kind {
-      case .string: return constant(field.scalar.text, isKey: false)
-      case .data: return append(field.scalar)
-      case .integer, .real: return number(field.scalar)
-      case .boolean: return boolean(field.scalar.bits != 0)
-      }
+      if field.scalar.kind == .string { return constant(field.scalar.id, isKey: false, &layout) }
+      return scalar(field.scalar)
     }
+  }
+
+  /// A string, data, number or boolean: strings and data objects of their own, numbers shared by
+  /// value, booleans a slot for each and references to the first of their value.
+  @inline(__always)
+  private mutating func scalar(_ scalar: Scalar) -> Int {
+    switch scalar.kind {
+    case .string: return bytes(0x50, scalar.text)
+    case .data: return bytes(0x40, scalar.text)
+    case .integer, .real: return number(scalar)
+    case .boolean: return boolean(scalar.bits != 0)
+    }
+  }
+
+  /// A string or data object of its own: its marker and its bytes.
+  @inline(__always)
+  private mutating func bytes(_ marker: UInt8, _ text: Text) -> Int {
+    let count = text.count
+    // Room for the longest marker, with its count.
+    let index = begin(count &+ 10)
+    let out = self.out.unsafelyUnwrapped
+    if count < 15 {
+      out.storeBytes(of: marker | UInt8(truncatingIfNeeded: count), toByteOffset: at, as: UInt8.self)
+      at &+= 1
+    } else {
+      writeMarker(marker, count)
+    }
+    Self.copy(text.start, to: out + at, count)
+    at &+= count
+    return index
+  }
+
+  /// `count` bytes: short runs (keys, names, header fields) by words in place, where calling
+  /// `memcpy` cost more than the copy.
+  @inline(__always)
+  private static func copy(
+    _ source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, _ count: Int
+  ) {
+    guard count <= 64 else {
+      destination.copyMemory(from: source, byteCount: count)
+      return
+    }
+    var position = 0
+    while position &+ 8 <= count {
+      destination.storeBytes(
+        of: source.loadUnaligned(fromByteOffset: position, as: UInt64.self),
+        toByteOffset: position, as: UInt64.self)
+      position &+= 8
+    }
+    while position < count {
+      destination.storeBytes(
+        of: source.load(fromByteOffset: position, as: UInt8.self), toByteOffset: position,
+        as: UInt8.self)
+      position &+= 1
+    }
+  }
+
+  /// A boolean: a slot for each, references to the first of its value.
+  @inline(__always)
+  private mutating func boolean(_ flag: Bool) -> Int {
+    let index = begin(1)
+    put(flag ? 0x09 : 0x08)
+    if flag {
+      if firstTrue < 0 { firstTrue = index }
+      return firstTrue
+    }
+    if firstFalse < 0 { firstFalse = index }
+    return firstFalse
+  }
+
+  /// A string object of its own.
+  @inline(__always)
+  private mutating func string(_ text: Text) -> Int {
+    bytes(0x50, text)
   }
 
   static func isSharedClassName(_ name: Text) -> Bool {
     ArchiverFlattener.sharedClassNameTexts.contains { name == Text($0) }
   }
 
-  /// A container of `count` references, to be set, at the next index.
-  private mutating func container(_ kind: FlatObject.Kind, _ count: Int) -> (index: Int, start: Int)
-  {
-    let start = references.reserve(count)
-    fixedBytes += Self.markerSize(kind == .dictionary ? count / 2 : count)
-    let index = objects.append(FlatObject(kind: kind, scalar: .boolean(false), start: start, count: count))
-    return (index, start)
+  @inline(__always)
+  private mutating func constant(_ id: TextID, isKey: Bool, _ layout: inout Layout) -> Int {
+    if let found = isKey ? keys.value(id, pass: pass) : values.value(id, pass: pass) {
+      return found
+    }
+    let index = string(layout.interner.text(id))
+    if isKey { keys.set(id, pass: pass, index) } else { values.set(id, pass: pass, index) }
+    return index
   }
 
-  /// A scalar object of its own.
-  private mutating func append(_ scalar: Scalar) -> Int {
-    fixedBytes += Self.size(scalar)
-    return objects.append(FlatObject(kind: .scalar, scalar: scalar, start: 0, count: 0))
-  }
-
-  private mutating func constant(_ text: Text, isKey: Bool) -> Int {
-    let next = objects.count
-    let found =
-      isKey ? keyConstants.firstOrInsert(text, next) : valueConstants.firstOrInsert(text, next)
-    return found ?? append(.string(text))
-  }
-
+  @inline(__always)
   private mutating func uid(_ value: UInt64) -> Int {
     // Every occurrence takes a slot; references resolve to the first.
-    fixedBytes += 1 + Self.uidSize(value)
-    let index = objects.append(FlatObject(kind: .uid, scalar: .boolean(false), start: Int(value), count: 0))
+    let index = begin(9)
+    if value <= 0xFF {
+      self.out.unsafelyUnwrapped.storeBytes(
+        of: (0x80 | UInt16(value) << 8).littleEndian, toByteOffset: at, as: UInt16.self)
+      at &+= 2
+    } else {
+      let size = Self.byteCount(value)
+      put(0x80 | UInt8(size - 1))
+      putSized(value, size)
+    }
     let first = uidSlots[Int(value)]
     if first >= 0 { return first }
     uidSlots[Int(value)] = index
@@ -1268,146 +1530,140 @@ private struct Flattener: ~Copyable {
     for position in 0..<numbers.count where numbers[position].number.isSameNumber(number) {
       return numbers[position].index
     }
-    let index = append(number)
+    let index: Int
+    if number.kind == .integer {
+      if number.flag {
+        index = begin(17)
+        put(0x14)
+        putSized(0, 8)
+        putSized(number.bits, 8)
+      } else {
+        index = begin(1 + Self.byteCount(number.bits))
+        writeInteger(number.bits)
+      }
+    } else if number.flag {
+      index = begin(5)
+      put(0x22)
+      putSized(UInt64(Float(Double(bitPattern: number.bits)).bitPattern), 4)
+    } else {
+      index = begin(9)
+      put(0x23)
+      putSized(number.bits, 8)
+    }
     numbers.append(NumberEntry(number: number, index: index))
     return index
   }
 
-  /// A boolean: a slot for each, references to the first of its value.
-  private mutating func boolean(_ flag: Bool) -> Int {
-    let index = append(.boolean(flag))
-    if flag {
-      if firstTrue < 0 { firstTrue = index }
-      return firstTrue
-    }
-    if firstFalse < 0 { firstFalse = index }
-    return firstFalse
-  }
-
   // MARK: Writing
 
-  /// The objects as `Emitter.encode` writes them, in one block of their exact size.
-  private func write() -> Data {
-    let count = objects.count
-    let referenceSize = Self.byteCount(UInt64(count))
-    let tableOffset = 8 + fixedBytes + references.count * referenceSize
+  /// A container object of `count` entries (elements, or keys and values), with room for its
+  /// references: its index, and where the references go.
+  private mutating func container(_ marker: UInt8, _ count: Int) -> (index: Int, start: Int) {
+    let references = marker == 0xD0 ? 2 * count : count
+    let index = begin(10 + references * referenceSize)
+    if count < 15 {
+      put(marker | UInt8(count))
+    } else {
+      writeMarker(marker, count)
+    }
+    let start = at
+    at &+= references &* referenceSize
+    return (index, start)
+  }
+
+  /// A container's reference at `position`.
+  @inline(__always)
+  private mutating func setReference(
+    _ container: (index: Int, start: Int), _ position: Int, _ index: Int
+  ) {
+    let address = self.out.unsafelyUnwrapped + (container.start &+ position &* referenceSize)
+    if referenceSize == 1 {
+      address.storeBytes(of: UInt8(truncatingIfNeeded: index), as: UInt8.self)
+    } else {
+      Self.store(UInt64(index), referenceSize, address)
+    }
+  }
+
+  /// The next object's index, with room for its `size` bytes.
+  @inline(__always)
+  private mutating func begin(_ size: Int) -> Int {
+    if capacity &- at < size { grow(size) }
+    return offsets.append(at)
+  }
+
+  private mutating func grow(_ size: Int) {
+    capacity = max(capacity * 2, at + size + 64)
+    out = realloc(out, capacity)!
+  }
+
+  @inline(__always)
+  private mutating func put(_ byte: UInt8) {
+    out.unsafelyUnwrapped.storeBytes(of: byte, toByteOffset: at, as: UInt8.self)
+    at &+= 1
+  }
+
+  @inline(__always)
+  private mutating func putSized(_ value: UInt64, _ size: Int) {
+    Self.store(value, size, out.unsafelyUnwrapped + at)
+    at &+= size
+  }
+
+  /// An integer object of the fewest bytes that hold `bits`.
+  private mutating func writeInteger(_ bits: UInt64) {
+    let size = Self.byteCount(bits)
+    put(0x10 | UInt8(size.trailingZeroBitCount))
+    putSized(bits, size)
+  }
+
+  /// A marker with its count, the count as an integer object after it from 15 on.
+  private mutating func writeMarker(_ marker: UInt8, _ count: Int) {
+    if count < 15 {
+      put(marker | UInt8(count))
+    } else {
+      put(marker | 0x0F)
+      writeInteger(UInt64(count))
+    }
+  }
+
+  /// The offset table and the trailer after the objects; the bytes.
+  private mutating func finish() -> Data {
+    let count = offsets.count
+    let tableOffset = at
     let offsetSize = Self.byteCount(UInt64(tableOffset))
-    let total = tableOffset + count * offsetSize + 32
-    let out = malloc(total)!
-    // `bplist00`.
-    Self.store(0x6270_6C69_7374_3030, 8, out)
-    var at = 8
-    for position in 0..<count {
-      Self.store(UInt64(at), offsetSize, out + tableOffset + position * offsetSize)
-      let object = objects[position]
-      switch object.kind {
-      case .scalar:
-        precondition(at + Self.size(object.scalar) <= tableOffset)
-        at = Self.write(object.scalar, out, at)
-      case .uid:
-        let value = UInt64(object.start)
-        let size = Self.uidSize(value)
-        precondition(at + 1 + size <= tableOffset)
-        out.storeBytes(of: 0x80 | UInt8(size - 1), toByteOffset: at, as: UInt8.self)
-        Self.store(value, size, out + at + 1)
-        at += 1 + size
-      case .array, .dictionary:
-        let isDictionary = object.kind == .dictionary
-        let length = Self.markerSize(isDictionary ? object.count / 2 : object.count)
-        precondition(at + length + object.count * referenceSize <= tableOffset)
-        at = Self.marker(
-          isDictionary ? 0xD0 : 0xA0, isDictionary ? object.count / 2 : object.count, out, at)
-        for reference in object.start..<(object.start + object.count) {
-          Self.store(UInt64(references[reference]), referenceSize, out + at)
-          at += referenceSize
-        }
+    if capacity - at < count * offsetSize + 32 { grow(count * offsetSize + 32) }
+    let table = out! + tableOffset
+    switch offsetSize {
+    case 1:
+      for position in 0..<count {
+        table.storeBytes(of: UInt8(truncatingIfNeeded: offsets.base[position]), toByteOffset: position, as: UInt8.self)
+      }
+    case 2:
+      for position in 0..<count {
+        table.storeBytes(
+          of: UInt16(truncatingIfNeeded: offsets.base[position]).bigEndian,
+          toByteOffset: 2 * position, as: UInt16.self)
+      }
+    default:
+      for position in 0..<count {
+        Self.store(UInt64(offsets.base[position]), offsetSize, table + offsetSize * position)
       }
     }
-    precondition(at == tableOffset, "the object sizes were miscounted")
-    let trailer = out + tableOffset + count * offsetSize
+    at += count * offsetSize
+    let trailer = out! + at
     trailer.initializeMemory(as: UInt8.self, repeating: 0, count: 6)
     trailer.storeBytes(of: UInt8(offsetSize), toByteOffset: 6, as: UInt8.self)
     trailer.storeBytes(of: UInt8(referenceSize), toByteOffset: 7, as: UInt8.self)
     Self.store(UInt64(count), 8, trailer + 8)
     Self.store(0, 8, trailer + 16)
     Self.store(UInt64(tableOffset), 8, trailer + 24)
-    return Data(bytesNoCopy: out, count: total, deallocator: .free)
+    at += 32
+    let data = Data(bytesNoCopy: out!, count: at, deallocator: .free)
+    out = nil
+    capacity = 0
+    return data
   }
 
-  /// The bytes a scalar takes.
-  static func size(_ scalar: Scalar) -> Int {
-    switch scalar.kind {
-    case .string, .data: markerSize(scalar.text.count) + scalar.text.count
-    case .integer: scalar.flag ? 17 : 1 + byteCount(scalar.bits)
-    case .real: scalar.flag ? 5 : 9
-    case .boolean: 1
-    }
-  }
-
-  /// Writes a scalar at `at`, as `Emitter.appendScalar` does; where it ends.
-  static func write(_ scalar: Scalar, _ out: UnsafeMutableRawPointer, _ at: Int) -> Int {
-    switch scalar.kind {
-    case .string, .data:
-      let at = marker(scalar.kind == .string ? 0x50 : 0x40, scalar.text.count, out, at)
-      (out + at).copyMemory(from: scalar.text.start, byteCount: scalar.text.count)
-      return at + scalar.text.count
-    case .integer:
-      if scalar.flag {
-        out.storeBytes(of: 0x14, toByteOffset: at, as: UInt8.self)
-        store(0, 8, out + at + 1)
-        store(scalar.bits, 8, out + at + 9)
-        return at + 17
-      }
-      return integer(scalar.bits, out, at)
-    case .real:
-      if scalar.flag {
-        out.storeBytes(of: 0x22, toByteOffset: at, as: UInt8.self)
-        let single = Float(Double(bitPattern: scalar.bits)).bitPattern
-        store(UInt64(single), 4, out + at + 1)
-        return at + 5
-      }
-      out.storeBytes(of: 0x23, toByteOffset: at, as: UInt8.self)
-      store(scalar.bits, 8, out + at + 1)
-      return at + 9
-    case .boolean:
-      out.storeBytes(of: scalar.bits != 0 ? 0x09 : 0x08, toByteOffset: at, as: UInt8.self)
-      return at + 1
-    }
-  }
-
-  /// An integer object of the fewest bytes that hold `bits`; where it ends.
-  static func integer(_ bits: UInt64, _ out: UnsafeMutableRawPointer, _ at: Int) -> Int {
-    let size = byteCount(bits)
-    out.storeBytes(of: 0x10 | UInt8(size.trailingZeroBitCount), toByteOffset: at, as: UInt8.self)
-    store(bits, size, out + at + 1)
-    return at + 1 + size
-  }
-
-  /// A marker with its count, the count as an integer object after it from 15 on; where it ends.
-  static func marker(_ marker: UInt8, _ count: Int, _ out: UnsafeMutableRawPointer, _ at: Int)
-    -> Int
-  {
-    if count < 15 {
-      out.storeBytes(of: marker | UInt8(count), toByteOffset: at, as: UInt8.self)
-      return at + 1
-    }
-    out.storeBytes(of: marker | 0x0F, toByteOffset: at, as: UInt8.self)
-    return integer(UInt64(count), out, at + 1)
-  }
-
-  /// The bytes of a marker with its count.
-  @inline(__always)
-  static func markerSize(_ count: Int) -> Int {
-    count < 15 ? 1 : 2 + byteCount(UInt64(count))
-  }
-
-  /// The bytes of a UID's value: 1, 2, 4 or 8.
-  @inline(__always)
-  static func uidSize(_ value: UInt64) -> Int {
-    value <= 0xFF ? 1 : value <= 0xFFFF ? 2 : value <= 0xFFFF_FFFF ? 4 : 8
-  }
-
-  /// The fewest of 1, 2, 4 or 8 bytes the writer uses for a count or offset.
+  /// The fewest of 1, 2, 4 or 8 bytes that hold `value` (a count, an offset, a UID).
   @inline(__always)
   static func byteCount(_ value: UInt64) -> Int {
     value <= 0xFF ? 1 : value <= 0xFFFF ? 2 : value <= 0xFFFF_FFFF ? 4 : 8
