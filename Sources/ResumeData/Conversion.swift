@@ -208,20 +208,17 @@ private struct Conversion {
     }
     if let bytes = try archived(parts.response) {
       entries[ResumeDataKey.response] = .data(bytes)
-      // The validators Network.framework keeps only in the response.
-      if let headers = blob.response?.headerFields {
-        for (name, key) in [
-          ("ETag", ResumeDataKey.entityTag), ("Last-Modified", ResumeDataKey.serverDownloadDate),
-        ] {
-          if let value = headers.first(where: {
-            HTTPFieldName.equal($0.name, name)
-          })?.value {
-            entries[key] = .string(value)
-            derived.append(
-              Finding(
-                "conversion-derived", .info, "\(key) taken from the response's \(name) header",
-                path: key))
-          }
+      // The validators Network.framework keeps only in the response (read with the blob's parts
+      // when it was read in place: the response archive is not decoded again).
+      let values = parts.responseValidators ?? blob.networkFrameworkValidators
+      for (index, key) in [ResumeDataKey.entityTag, ResumeDataKey.serverDownloadDate].enumerated() {
+        if let value = values[index] {
+          entries[key] = .string(value)
+          derived.append(
+            Finding(
+              "conversion-derived", .info,
+              "\(key) taken from the response's \(NetworkFrameworkParts.validatorNames[index]) header",
+              path: key))
         }
       }
     }

@@ -34,6 +34,14 @@ struct NetworkFrameworkParts: Sendable {
   var fileURL: String?
   /// The objects archived from the bytes of an archive read in place (known to decode, then).
   var writtenUIDs: [UInt64] = []
+  /// The values of the response's header fields named `validatorNames`, as decoding the response
+  /// archive gives them (nil for each it does not hold, or when there is no response), read with
+  /// the parts in place; nil when they are found by decoding it.
+  var responseValidators: [String?]?
+
+  /// The header fields that hold a Network.framework blob's validators, which it keeps only in its
+  /// response: `ETag` and `Last-Modified`.
+  static let validatorNames = ["ETag", "Last-Modified"]
 
   /// The fields of a decoded root object.
   init(info: ArchivedObject) {
@@ -94,6 +102,12 @@ struct NetworkFrameworkParts: Sendable {
     guard writer.decodesFromBytes(view.rootUID, written: written) else { return nil }
     (currentRequest, originalRequest, self.response) = (current, original, response)
     writtenUIDs = written
+    responseValidators =
+      if let responseUID {
+        view.responseHeaderValues(ofWritten: responseUID, Self.validatorNames)
+      } else {
+        [String?](repeating: nil, count: Self.validatorNames.count)
+      }
     if let uid = reference("tempFileName") {
       let object = view.object(uid)
       if table.isKind(object, .string) {
