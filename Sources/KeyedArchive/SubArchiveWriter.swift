@@ -410,10 +410,13 @@ private struct Text: @unchecked Sendable, BitwiseCopyable {
 }
 
 /// The texts the writer writes of its own.
-private enum Constant: Int, CaseIterable {
+private enum Constant: Int {
   case version, objectsArray, archiver, top, rootObjectKey, root, keyedArchiver, null
   case classKey, className, classes, keys, objects, base, relative
   case array, mutableArray, dictionary, mutableDictionary, url, object
+
+  /// The number of constants (`allCases` would build an array at each use).
+  static let count = Constant.object.rawValue + 1
 
   var text: Text {
     switch self {
@@ -627,7 +630,7 @@ private struct Interner: ~Copyable {
   private var texts = FlatBuffer<Text>(capacity: 64)
   private var table = TextTable()
   // The IDs of the constants, or -1 until first asked for.
-  private var constants = FlatBuffer<TextID>(capacity: Constant.allCases.count)
+  private var constants = FlatBuffer<TextID>(capacity: Constant.count)
   // The ID of each string object of the plist read, or -1: by object index, for plists of up to
   // `cachedObjects` objects.
   private var objects = FlatBuffer<TextID>(capacity: 256)
@@ -641,7 +644,7 @@ private struct Interner: ~Copyable {
     texts.removeAll()
     table.removeAll()
     constants.removeAll()
-    constants.append(repeating: -1, count: Constant.allCases.count)
+    constants.append(repeating: -1, count: Constant.count)
     objects.removeAll()
     if objectCount <= Self.cachedObjects { objects.append(repeating: -1, count: objectCount) }
   }
@@ -1043,6 +1046,9 @@ private struct ViewReader: ~Copyable {
     memory.pointee.chains.removeAll()
   }
 
+  // Every method is `mutating`, even those that only read: a noncopyable value's non-mutating
+  // method, called from a mutating one, is given a copy of the whole reader.
+
   /// Ready for the next object.
   mutating func start(maximumDepth: Int, known: [UInt64]) {
     self.maximumDepth = maximumDepth
@@ -1079,7 +1085,7 @@ private struct ViewReader: ~Copyable {
   }
 
   /// Whether an object is being laid out (a reference to it is a cycle).
-  func isInProgress(_ uid: UInt64) -> Bool {
+  mutating func isInProgress(_ uid: UInt64) -> Bool {
     let inProgress = memory.pointee.inProgress.base
     for position in 0..<memory.pointee.inProgress.count where inProgress[position] == uid {
       return true
@@ -1089,21 +1095,21 @@ private struct ViewReader: ~Copyable {
 
   /// ASCII text of a string object; nil for any other object, or a UTF-16 string.
   @inline(__always)
-  func text(_ object: Int) -> Text? {
+  mutating func text(_ object: Int) -> Text? {
     guard let bytes = table.asciiBytes(object) else { return nil }
     return Text(bytes)
   }
 
   /// The text ID of an ASCII string object; nil for any other object, or a UTF-16 string.
   @inline(__always)
-  func stringID(_ object: Int, _ layout: inout Layout) -> TextID? {
+  mutating func stringID(_ object: Int, _ layout: inout Layout) -> TextID? {
     if let id = layout.interner.cachedID(object: object) { return id }
     guard let text = text(object) else { return nil }
     return layout.interner.id(object: object, text)
   }
 
   /// A number, boolean or data object.
-  func scalar(_ object: Int) -> Scalar {
+  mutating func scalar(_ object: Int) -> Scalar {
     switch table.kind(object) {
     case .integer:
       // The widths archivers write, read in place (`table.integer` reads any width, and 16 bytes).
@@ -1202,7 +1208,7 @@ private struct ViewReader: ~Copyable {
   ]
 
   /// Whether every element of an array object is a UID.
-  func holdsOnlyUIDs(_ array: Int) -> Bool {
+  mutating func holdsOnlyUIDs(_ array: Int) -> Bool {
     let (count, start) = table.contents(array)
     for position in 0..<count where !table.isKind(table.reference(start, position), .uid) {
       return false
@@ -1211,7 +1217,7 @@ private struct ViewReader: ~Copyable {
   }
 
   /// An array field of UIDs (`NS.keys`, `NS.objects`), or nil when it is not one.
-  func uidArray(_ object: Int, _ key: StaticString) -> Int? {
+  mutating func uidArray(_ object: Int, _ key: StaticString) -> Int? {
     guard let array = table.value(object, forKey: key), table.isKind(array, .array),
       holdsOnlyUIDs(array)
     else { return nil }
@@ -1232,7 +1238,7 @@ private struct ViewReader: ~Copyable {
 
   /// A field as `optionalReferenceOrInline` reads it, when it is an ASCII string: the object a UID
   /// names, or the value inline; its text ID.
-  func referencedOrInlineText(_ object: Int, _ key: StaticString, _ layout: inout Layout)
+  mutating func referencedOrInlineText(_ object: Int, _ key: StaticString, _ layout: inout Layout)
     -> TextID?
   {
     guard var value = table.value(object, forKey: key) else { return nil }
@@ -1521,6 +1527,7 @@ private struct Flattener: ~Copyable {
   }
 
   /// A field's value.
+  @inline(__always)
   private mutating func value(_ field: BuiltField, _ layout: inout Layout) -> Int {
     switch field.kind {
     case .uid: return uid(field.value)
@@ -1579,6 +1586,14 @@ private struct Flattener: ~Copyable {
       destination.copyMemory(from: source, byteCount: count)
       return
     }
+    guard count >= 8 else {
+      for position in 0..<count {
+        destination.storeBytes(
+          of: source.load(fromByteOffset: position, as: UInt8.self), toByteOffset: position,
+          as: UInt8.self)
+      }
+      return
+    }
     var position = 0
     while position &+ 8 <= count {
       destination.storeBytes(
@@ -1586,11 +1601,11 @@ private struct Flattener: ~Copyable {
         toByteOffset: position, as: UInt64.self)
       position &+= 8
     }
-    while position < count {
+    // The last bytes as the last eight, overlapping what is copied already.
+    if position < count {
       destination.storeBytes(
-        of: source.load(fromByteOffset: position, as: UInt8.self), toByteOffset: position,
-        as: UInt8.self)
-      position &+= 1
+        of: source.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self),
+        toByteOffset: count &- 8, as: UInt64.self)
     }
   }
 
