@@ -14,8 +14,9 @@ enum NetworkFrameworkSubArchive: Sendable {
   case absent
   /// `KeyedArchive(root: value).encoded()` of the object the field names.
   case archived(Data)
-  /// Archiving the object threw: what conversion reports.
-  case unencodable(ResumeDataError)
+  /// Archiving the object threw: what conversion reports. (Boxed: the error is large, and the
+  /// parts that hold three of these are copied whole as a blob is read.)
+  indirect case unencodable(ResumeDataError)
 
   var bytes: Data? {
     if case .archived(let bytes) = self { return bytes }
