@@ -57,6 +57,13 @@ package final class LazyKeyedArchive: Sendable, Hashable {
     state = Mutex(State(reproducesBytes: true))
   }
 
+  /// A box that decodes `bytes` as this one decodes its own, on first use: for bytes made from
+  /// this box's by a rewrite that keeps them decodable (a rename of keys); nil for a box around an
+  /// archive already decoded.
+  package func decoding(_ bytes: Data) -> LazyKeyedArchive? {
+    recipe.map { LazyKeyedArchive(bytes: bytes, recipe: $0) }
+  }
+
   /// Whether the archive has not been decoded yet.
   package var isPending: Bool {
     state.withLock { $0.decoded == nil }

@@ -60,8 +60,8 @@ public struct URLRequestArchive: Sendable, Hashable {
   /// Which keys hold the slots.
   public let layout: Layout
   // Each slot's UID (0 when absent or `$null`), found once.
-  private let slotUIDs: [UInt64]
-  private let storage: LazyKeyedArchive
+  let slotUIDs: [UInt64]
+  let storage: LazyKeyedArchive
   // The typed fields read from the bytes, when the request was read on the fast path.
   let fast: FastFields?
 

@@ -29,13 +29,38 @@ final class FastFields: Sendable {
     var headers: [(name: String, value: String)]??
   }
   private let state: Mutex<State>
+  // The root key of an archive whose keys were renamed from `request`'s (see
+  // `init(renaming:rootKey:)`): every other field reads the same from either archive's bytes.
+  private let renamedRootKey: String?
 
   init(_ request: InPlaceRequest) {
     state = Mutex(State(request: request))
+    renamedRootKey = nil
   }
 
+  /// The fields of the archive `source`'s request becomes when its keys are renamed in its bytes
+  /// (`URLRequestArchive.renamingKeys`), root key `rootKey`: the renaming changes no object the
+  /// fields are read from (each renamed key is a string referenced once, by the request object or
+  /// `$top`, and every object keeps its index), so they are read from `source`'s checked bytes,
+  /// and what `source` has read already serves.
+  init(renaming source: FastFields, rootKey: String) {
+    let read = source.state.withLock { $0 }
+    state = Mutex(
+      State(
+        request: read.request,
+        common: read.common.map { FastFieldValues(copying: $0, rootKey: rootKey) },
+        others: read.others, headers: read.headers))
+    renamedRootKey = rootKey
+  }
+
+  /// Whether the request read is this archive's own (not one whose keys were renamed from it), so
+  /// that its keys can be renamed in its bytes.
+  var readsOwnBytes: Bool { renamedRootKey == nil }
+
   /// The common fields, read now if they were not yet.
-  var values: FastFieldValues { read(\.common, FastFieldValues.init) }
+  var values: FastFieldValues {
+    read(\.common) { FastFieldValues($0, rootKey: renamedRootKey) }
+  }
 
   /// The other fields but the headers, read now if they were not yet.
   var otherValues: FastOtherValues { read(\.others, FastOtherValues.init) }
@@ -72,11 +97,19 @@ final class FastFieldValues: Sendable {
   let httpMethod: String??
   let timeoutInterval: Double?
 
-  init(_ request: InPlaceRequest) {
-    rootKey = request.archive.rootKey
+  init(_ request: InPlaceRequest, rootKey: String? = nil) {
+    self.rootKey = rootKey ?? request.archive.rootKey
     url = request.url(.url)
     httpMethod = request.httpMethod()
     timeoutInterval = request.real(.timeoutInterval)
+  }
+
+  /// `values` with another root key.
+  init(copying values: FastFieldValues, rootKey: String) {
+    self.rootKey = rootKey
+    url = values.url
+    httpMethod = values.httpMethod
+    timeoutInterval = values.timeoutInterval
   }
 }
 
@@ -139,69 +172,96 @@ struct InPlaceRequest {
     let rootUID = archive.rootUID
     let fields = archive.object(rootUID)
     guard table.isKind(fields, .dictionary) else { return nil }
-    // The named fields in one pass over the keys (ASCII and distinct: the plist is plain), rather
-    // than a search for each.
+    // The named fields and the slot keys of either layout in one pass over the keys (ASCII and
+    // distinct: the plist is plain), rather than a search for each.
     var classField: Int?
     var hasProtocolSlot = false
     var three: Int?
     var declared: Int?
     let fieldCount = table.count(fields)
-    for position in 0..<fieldCount {
-      guard let key = table.asciiBytes(table.key(fields, position)) else { continue }
-      func isKey(_ name: StaticString) -> Bool {
-        key.count == name.utf8CodeUnitCount
-          && memcmp(key.baseAddress!, name.utf8Start, key.count) == 0
-      }
-      switch key.count {
-      case 2:
-        if isKey("$3") { three = table.value(fields, position) }
-        if isKey("$2") { declared = table.value(fields, position) }
-      case 6:
-        if isKey("$class") { classField = table.value(fields, position) }
-      case 31:
-        if isKey("__nsurlrequest_proto_prop_obj_0") { hasProtocolSlot = true }
-      default: break
-      }
-    }
-    // As `classUID(ofInstance:)` and `KeyedArchive.isInstance` read the root (the view has checked that
-    // every `$class` field names a class object).
-    guard let classField else { return nil }
-    let classUID = table.uid(classField)
-    guard archive.classChainContains(classUID, "NSURLRequest") else { return nil }
-    let layout: URLRequestArchive.Layout
-    if hasProtocolSlot {
-      layout = .standard
-    } else if let three, table.isKind(three, .uid) {
-      layout = .dollarNumbered
-    } else {
-      return nil
-    }
-    // As `findSlotUIDs` reads them, from the bytes of the keys.
-    var count = 0
-    if let declared, table.isKind(declared, .integer),
-      let value = table.integer(declared).int64Value
-    {
-      count = max(0, min(Int(value), 4096))
-    }
-    let prefix: StaticString = layout == .standard ? "__nsurlrequest_proto_prop_obj_" : "$"
-    let offset = layout == .standard ? 0 : 3
-    let prefixBytes = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
-    // Filled through its buffer: one allocation, and no uniqueness check per slot.
-    let uids = [UInt64](unsafeUninitializedCapacity: count) { uids, initialized in
-      uids.initialize(repeating: 0)
-      initialized = count
+    let standardPrefix: StaticString = "__nsurlrequest_proto_prop_obj_"
+    let standardBytes = UnsafeBufferPointer(
+      start: standardPrefix.utf8Start, count: standardPrefix.utf8CodeUnitCount)
+    let dollarPrefix: StaticString = "$"
+    let dollarBytes = UnsafeBufferPointer(
+      start: dollarPrefix.utf8Start, count: dollarPrefix.utf8CodeUnitCount)
+    // Each field's slot number when its key reads as one, as `findSlotUIDs` reads it (the standard
+    // prefix's as is, the `$` prefix's negated less one), or `Int.min`; only those whose value is a
+    // UID count.
+    return withUnsafeTemporaryAllocation(of: Int.self, capacity: fieldCount) { numbers in
       for position in 0..<fieldCount {
-        let value = table.value(fields, position)
-        guard table.isKind(value, .uid),
-          let key = table.asciiBytes(table.key(fields, position)),
-          let number = URLRequestArchive.slotNumber(
-            key.assumingMemoryBound(to: UInt8.self), prefix: prefixBytes)
-        else { continue }
-        let slot = number - offset
-        if slot >= 0, slot < count { uids[slot] = table.uid(value) }
+        numbers[position] = .min
+        guard let raw = table.asciiBytes(table.key(fields, position)) else { continue }
+        let key = raw.assumingMemoryBound(to: UInt8.self)
+        func isKey(_ name: StaticString) -> Bool {
+          key.count == name.utf8CodeUnitCount
+            && memcmp(key.baseAddress!, name.utf8Start, key.count) == 0
+        }
+        switch key.count {
+        case 2:
+          if isKey("$3") { three = table.value(fields, position) }
+          if isKey("$2") { declared = table.value(fields, position) }
+        case 6:
+          if isKey("$class") { classField = table.value(fields, position) }
+        case 31:
+          if isKey("__nsurlrequest_proto_prop_obj_0") { hasProtocolSlot = true }
+        default: break
+        }
+        guard let first = key.first, table.isKind(table.value(fields, position), .uid) else {
+          continue
+        }
+        if first == UInt8(ascii: "_"),
+          let number = URLRequestArchive.slotNumber(key, prefix: standardBytes)
+        {
+          numbers[position] = number
+        } else if first == UInt8(ascii: "$"),
+          let number = URLRequestArchive.slotNumber(key, prefix: dollarBytes)
+        {
+          numbers[position] = -1 &- number
+        }
       }
+      // As `classUID(ofInstance:)` and `KeyedArchive.isInstance` read the root (the view has
+      // checked that every `$class` field names a class object).
+      guard let classField else { return nil }
+      let classUID = table.uid(classField)
+      guard archive.classChainContains(classUID, "NSURLRequest") else { return nil }
+      let layout: URLRequestArchive.Layout
+      if hasProtocolSlot {
+        layout = .standard
+      } else if let three, table.isKind(three, .uid) {
+        layout = .dollarNumbered
+      } else {
+        return nil
+      }
+      // As `findSlotUIDs` reads them.
+      var count = 0
+      if let declared, table.isKind(declared, .integer),
+        let value = table.integer(declared).int64Value
+      {
+        count = max(0, min(Int(value), 4096))
+      }
+      // Filled through its buffer: one allocation, and no uniqueness check per slot.
+      let uids = [UInt64](unsafeUninitializedCapacity: count) { uids, initialized in
+        uids.initialize(repeating: 0)
+        initialized = count
+        for position in 0..<fieldCount where numbers[position] != .min {
+          let number = numbers[position]
+          let slot: Int
+          switch layout {
+          case .standard:
+            guard number >= 0 else { continue }
+            slot = number
+          case .dollarNumbered:
+            guard number < 0 else { continue }
+            slot = -1 &- number &- 3
+          }
+          if slot >= 0, slot < count {
+            uids[slot] = table.uid(table.value(fields, position))
+          }
+        }
+      }
+      return (fields, classUID, layout, uids)
     }
-    return (fields, classUID, layout, uids)
   }
 
   private var plist: BinaryObjects { archive.table }

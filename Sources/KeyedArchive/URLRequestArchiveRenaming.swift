@@ -25,8 +25,23 @@ extension URLRequestArchive {
   /// (for tests that compare the two ways).
   @_spi(Differential)
   public func renamedInPlace(to target: Layout) -> Data? {
-    guard target != layout, let fast else { return nil }
+    guard target != layout, let fast, fast.readsOwnBytes else { return nil }
     return fast.withRequest { Self.renamingKeys($0, from: layout, to: target) }
+  }
+
+  /// `renamedInPlace(to:)` and the request those bytes decode to, made without reading them: the
+  /// renamed archive's request is this one's, in the target layout, under the target's root key,
+  /// its fields read from this archive's checked bytes. Nil when the keys are not renamed in place.
+  package func convertedInPlace(to target: Layout) -> (bytes: Data, request: URLRequestArchive)? {
+    guard let fast, let bytes = renamedInPlace(to: target),
+      let storage = storage.decoding(bytes)
+    else { return nil }
+    // `renamingKeys` leaves `$top` holding the target's root key alone.
+    let rootKey = target == .dollarNumbered ? "root" : "NSKeyedArchiveRootObjectKey"
+    let request = URLRequestArchive(
+      layout: target, slotUIDs: slotUIDs, fast: FastFields(renaming: fast, rootKey: rootKey),
+      storage: storage)
+    return (bytes, request)
   }
 
   /// The bytes of `request`'s archive with its keys renamed from `source`'s layout to `target`'s,
@@ -37,61 +52,104 @@ extension URLRequestArchive {
     -> Data?
   {
     let archive = request.archive
-    let plist = archive.plist
     let table = archive.table
     guard hasArchiverEnvelope(archive) else { return nil }
-    // The renames `converted(to:)` makes, read from the keys' bytes.
-    let count = request.slotUIDs.count
-    let (prefix, offset): (StaticString, Int) =
-      source == .standard ? ("__nsurlrequest_proto_prop_obj_", 0) : ("$", 3)
-    let props: (standard: StaticString, dollar: String) = (
-      "__nsurlrequest_proto_props", "$\(count + 3)"
-    )
-    let prefixBytes = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
-    var replacements: [BinaryPropertyListView.StringReplacement] = []
-    replacements.reserveCapacity(count + 2)
     let fields = request.fields
-    for position in 0..<table.count(fields) {
-      let key = table.key(fields, position)
-      guard let raw = table.asciiBytes(key) else { continue }
-      let text = raw.assumingMemoryBound(to: UInt8.self)
-      if let number = slotNumber(text, prefix: prefixBytes), number - offset >= 0,
-        number - offset < count
-      {
-        replacements.append(.init(object: key, ascii: slotKey(number - offset, in: target)))
-      } else if target == .dollarNumbered, equals(text, props.standard) {
-        replacements.append(.init(object: key, ascii: props.dollar))
-      } else if target == .standard, equals(text, props.dollar) {
-        replacements.append(.init(object: key, ascii: "__nsurlrequest_proto_props"))
+    let fieldCount = table.count(fields)
+    let (targetPrefix, targetOffset): (StaticString, Int) =
+      target == .standard ? ("__nsurlrequest_proto_prop_obj_", 0) : ("$", 3)
+    // The new keys' texts are written one after another into one buffer (the target's prefix and
+    // a number of at most 7 digits each, and the `$N` props key), which the replacements point
+    // into until the bytes are written: for the `$N` layout, small enough for the stack.
+    let capacity = (fieldCount &+ 1) &* (targetPrefix.utf8CodeUnitCount &+ 7) &+ 8
+    return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) {
+      texts -> Data? in
+      var used = 0
+      func text(_ prefix: StaticString, _ number: Int) -> UnsafeRawBufferPointer {
+        let start = texts.baseAddress! + used
+        start.copyMemory(from: prefix.utf8Start, byteCount: prefix.utf8CodeUnitCount)
+        let prefixLength = prefix.utf8CodeUnitCount
+        func digit(_ value: Int, at position: Int) {
+          start.storeBytes(
+            of: UInt8(truncatingIfNeeded: 0x30 &+ value), toByteOffset: position, as: UInt8.self)
+        }
+        let length: Int
+        // Slot numbers are below 100 but for hostile counts: those without a loop.
+        if number < 10 {
+          digit(number, at: prefixLength)
+          length = prefixLength &+ 1
+        } else if number < 100 {
+          digit(number / 10, at: prefixLength)
+          digit(number % 10, at: prefixLength &+ 1)
+          length = prefixLength &+ 2
+        } else {
+          var digits = 1
+          var power = 10
+          while number >= power {
+            digits &+= 1
+            power &*= 10
+          }
+          length = prefixLength &+ digits
+          var rest = number
+          for position in stride(from: length &- 1, through: prefixLength, by: -1) {
+            digit(rest % 10, at: position)
+            rest /= 10
+          }
+        }
+        used &+= length
+        return UnsafeRawBufferPointer(start: start, count: length)
       }
-    }
-    // The renamed object must still read as a request, as the rebuilt one must (else rebuilding
-    // throws, and so must the conversion): a slot 0 key, or a `$3` that is a UID.
-    var readsAsRequest = false
-    var next = 0
-    for position in 0..<table.count(fields) {
-      let key = table.key(fields, position)
-      let renamed = next < replacements.count && replacements[next].object == key
-      if renamed { next += 1 }
-      var text = renamed ? replacements[next - 1].ascii : ""
-      let found = text.withUTF8 { new -> Bool in
-        let bytes = renamed ? UnsafeRawBufferPointer(new) : table.asciiBytes(key)
-        guard let bytes else { return false }
-        let typed = bytes.assumingMemoryBound(to: UInt8.self)
-        return equals(typed, "__nsurlrequest_proto_prop_obj_0")
-          || (equals(typed, "$3") && table.isKind(table.value(fields, position), .uid))
+      // The renames `converted(to:)` makes, read from the keys' bytes.
+      let count = request.slotUIDs.count
+      let (prefix, offset): (StaticString, Int) =
+        source == .standard ? ("__nsurlrequest_proto_prop_obj_", 0) : ("$", 3)
+      let standardProps: StaticString = "__nsurlrequest_proto_props"
+      // The props key in the `$N` layout: the slot after the last.
+      let dollarProps = text("$", count &+ 3)
+      let prefixBytes = UnsafeBufferPointer(
+        start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+      var replacements: [BinaryPropertyListView.StringReplacement] = []
+      replacements.reserveCapacity(fieldCount &+ 1)
+      // The renamed object must still read as a request, as the rebuilt one must (else rebuilding
+      // throws, and so must the conversion): a slot 0 key, or a `$3` that is a UID.
+      var readsAsRequest = false
+      for position in 0..<fieldCount {
+        let key = table.key(fields, position)
+        guard let old = table.asciiBytes(key) else { continue }
+        var new: UnsafeRawBufferPointer?
+        if let number = slotNumber(old.assumingMemoryBound(to: UInt8.self), prefix: prefixBytes),
+          number &- offset >= 0, number &- offset < count
+        {
+          new = text(targetPrefix, number &- offset &+ targetOffset)
+        } else if target == .dollarNumbered, equals(old, standardProps) {
+          new = dollarProps
+        } else if target == .standard, equals(old, dollarProps) {
+          new = UnsafeRawBufferPointer(
+            start: standardProps.utf8Start, count: standardProps.utf8CodeUnitCount)
+        }
+        if let new { replacements.append(.init(object: key, ascii: new)) }
+        let final = new ?? old
+        if equals(final, "__nsurlrequest_proto_prop_obj_0")
+          || (equals(final, "$3") && table.isKind(table.value(fields, position), .uid))
+        {
+          readsAsRequest = true
+        }
       }
-      if found { readsAsRequest = true }
+      guard readsAsRequest else { return nil }
+      let rootKey: StaticString =
+        target == .dollarNumbered ? "root" : "NSKeyedArchiveRootObjectKey"
+      let rootKeyObject = table.key(archive.topDictionary, 0)
+      guard let rootText = table.asciiBytes(rootKeyObject) else { return nil }
+      if !equals(rootText, rootKey) {
+        replacements.append(
+          .init(
+            object: rootKeyObject,
+            ascii: UnsafeRawBufferPointer(
+              start: rootKey.utf8Start, count: rootKey.utf8CodeUnitCount)))
+      }
+      guard archive.plist.renamesOnly(replacements) else { return nil }
+      return archive.plist.replacingStrings(replacements)
     }
-    guard readsAsRequest else { return nil }
-    let rootKey = target == .dollarNumbered ? "root" : "NSKeyedArchiveRootObjectKey"
-    let rootKeyObject = table.key(archive.topDictionary, 0)
-    guard let rootText = table.asciiBytes(rootKeyObject) else { return nil }
-    if !equals(rootText.assumingMemoryBound(to: UInt8.self), rootKey) {
-      replacements.append(.init(object: rootKeyObject, ascii: rootKey))
-    }
-    guard renameIsSafe(plist, replacements) else { return nil }
-    return plist.replacingStrings(replacements)
   }
 
   /// Whether the envelope is the one rebuilding writes: `$version` 100000, `$objects`,
@@ -113,69 +171,15 @@ extension URLRequestArchive {
       && table.isKind(archiver, .string) && table.isString(archiver, equalTo: "NSKeyedArchiver")
   }
 
-  /// Whether writing `replacements` renames keys and nothing else, and makes no two keys one: the
-  /// objects lie as the writer lays them, each renamed object is a string referenced once in the
-  /// whole plist, and its new text is that of no other key
-  /// (the writer shares a key's string among every dictionary using it, and would share two keys
-  /// made equal).
-  private static func renameIsSafe(
-    _ plist: BinaryPropertyListView, _ replacements: [BinaryPropertyListView.StringReplacement]
-  ) -> Bool {
-    let table = plist.objects
-    let objectCount = plist.objectCount
-    guard !replacements.isEmpty else { return true }
-    // Objects in index order, none overlapping another: every byte after a renamed one then moves
-    // by what it grew, and no other object's bytes change.
-    guard plist.objectsAreContiguous else { return false }
-    return withUnsafeTemporaryAllocation(of: Int32.self, capacity: objectCount) { uses in
-      // -1: not renamed; else the references to it so far.
-      uses.initialize(repeating: -1)
-      // The lengths of the new texts (those below 64), so that most keys are passed over unread.
-      var lengths: UInt64 = 0
-      for replacement in replacements {
-        let object = replacement.object
-        guard object != plist.topObjectIndex, uses[object] == -1, table.isKind(object, .string)
-        else { return false }
-        uses[object] = 0
-        let length = replacement.ascii.utf8.count
-        if length < 64 { lengths |= 1 << UInt64(length) } else { lengths |= 1 << 63 }
-      }
-      for object in 0..<objectCount {
-        let kind = table.kind(object)
-        guard kind == .dictionary || kind == .array else { continue }
-        let (count, start) = table.contents(object)
-        let isDictionary = kind == .dictionary
-        // A dictionary's keys, then its values.
-        let keys = isDictionary ? count : 0
-        for position in 0..<(count + keys) {
-          let reference = table.reference(start, position)
-          if uses[reference] >= 0 {
-            uses[reference] += 1
-            if uses[reference] > 1 { return false }
-          } else if position < keys,
-            let text = table.asciiBytes(reference),
-            lengths & (1 << UInt64(min(text.count, 63))) != 0
-          {
-            // A key kept: no new text may equal it.
-            for replacement in replacements {
-              var new = replacement.ascii
-              if new.withUTF8({ $0.elementsEqual(text) }) { return false }
-            }
-          }
-        }
-      }
-      for replacement in replacements where uses[replacement.object] != 1 { return false }
-      return true
-    }
-  }
-
-  private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+  private static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
     bytes.count == text.utf8CodeUnitCount
-      && memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0
+      && (bytes.isEmpty || memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0)
   }
 
-  private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: String) -> Bool {
-    var text = text
-    return text.withUTF8 { $0.elementsEqual(bytes) }
+  private static func equals(_ bytes: UnsafeRawBufferPointer, _ other: UnsafeRawBufferPointer)
+    -> Bool
+  {
+    bytes.count == other.count
+      && (bytes.isEmpty || memcmp(bytes.baseAddress!, other.baseAddress!, bytes.count) == 0)
   }
 }

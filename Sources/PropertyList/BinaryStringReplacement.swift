@@ -5,48 +5,136 @@ extension BinaryPropertyListView {
   package struct StringReplacement {
     /// The object's index.
     package var object: Int
-    /// Its new text: ASCII only, as the writer writes it with a 1-byte-per-character marker.
-    package var ascii: String
+    /// Its new text: ASCII only, as the writer writes it with a 1-byte-per-character marker. The
+    /// caller's bytes, which must outlive the replacement.
+    package var ascii: UnsafeRawBufferPointer
 
     /// Object `object`, written as `ascii`.
-    package init(object: Int, ascii: String) {
+    package init(object: Int, ascii: UnsafeRawBufferPointer) {
       self.object = object
       self.ascii = ascii
     }
   }
 
-  /// Whether the objects lie as the writer lays them: the first right after the header, each
-  /// ending where the next starts, the last where the offset table starts, and every one of them
-  /// checked (none overlaps another, so that rewriting one changes no other's bytes).
-  package var objectsAreContiguous: Bool {
-    let table = objects
+  /// Whether `replacingStrings(replacements)` renames those strings and changes nothing else, so
+  /// that it writes what the writer writes for the renamed plist: the objects lie as the writer
+  /// lays them (the first right after the header, each ending where the next starts, the last
+  /// where the offset table starts, every one of them checked, so that none overlaps another and
+  /// rewriting one changes no other's bytes), each renamed object is a string referenced once in
+  /// the whole plist, and no new text is that of a key kept (the writer shares a key's string
+  /// among every dictionary using it, and would share two keys made equal).
+  ///
+  /// One pass over the objects, their bytes read directly: the check costs about what a copy of
+  /// the plist does.
+  package func renamesOnly(_ replacements: [StringReplacement]) -> Bool {
+    guard !replacements.isEmpty else { return true }
     let objectCount = self.objectCount
-    let bytes = rawBytes
+    let words = (objectCount &+ 63) / 64
+    // Two bits an object: renamed, and referenced once already.
+    return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2 &* words) { bits in
+      bits.initialize(repeating: 0)
+      let renamed = bits.baseAddress!
+      let seen = renamed + words
+      // The lengths of the new texts (those below 64), so that most keys are passed over unread.
+      var lengths: UInt64 = 0
+      let base = rawBytes.baseAddress!
+      let offsets = objects.objectOffsets
+      for replacement in replacements {
+        let object = replacement.object
+        guard object >= 0, object < objectCount, object != topObjectIndex,
+          renamed[object >> 6] & (1 << UInt64(object & 63)) == 0
+        else { return false }
+        let kind = base.load(fromByteOffset: offsets[object], as: UInt8.self) >> 4
+        guard kind == 0x5 || kind == 0x6 else { return false }
+        renamed[object >> 6] |= 1 << UInt64(object & 63)
+        lengths |= 1 << UInt64(min(replacement.ascii.count, 63))
+      }
+      let walked: Bool
+      switch referenceSize {
+      case 1:
+        walked = walkForRenaming(replacements, renamed, seen, lengths, width: 1) {
+          Int(base.load(fromByteOffset: $0, as: UInt8.self))
+        }
+      case 2:
+        walked = walkForRenaming(replacements, renamed, seen, lengths, width: 2) {
+          Int(UInt16(bigEndian: base.loadUnaligned(fromByteOffset: $0, as: UInt16.self)))
+        }
+      default:
+        let bytes = rawBytes
+        let width = referenceSize
+        walked = walkForRenaming(replacements, renamed, seen, lengths, width: width) {
+          Int(truncatingIfNeeded: BinaryBytes.readSizedUInt(bytes, $0, width))
+        }
+      }
+      guard walked else { return false }
+      // Every renamed object referenced (once: a second reference failed the walk).
+      for word in 0..<words where renamed[word] & ~seen[word] != 0 { return false }
+      return true
+    }
+  }
+
+  /// The walk of `renamesOnly` over every object, references read by `reference`: false when an
+  /// object lies elsewhere than the writer puts it, a renamed one is referenced twice, or a key
+  /// kept has a new text's text.
+  @inline(__always)
+  private func walkForRenaming(
+    _ replacements: [StringReplacement], _ renamed: UnsafeMutablePointer<UInt64>,
+    _ seen: UnsafeMutablePointer<UInt64>, _ lengths: UInt64, width: Int,
+    _ reference: (Int) -> Int
+  ) -> Bool {
+    let base = rawBytes.baseAddress!
+    let offsets = objects.objectOffsets
+    let spans = objects.spans
+    let recorded = objects.recorded
     var position = 8
     for object in 0..<objectCount {
-      let offset = table.offset(object)
+      let offset = offsets[object]
       guard offset == position else { return false }
-      let marker = bytes[offset]
-      let end: Int
-      switch marker >> 4 {
-      case 0x0: end = offset &+ 1
-      case 0x1, 0x2: end = offset &+ 1 &+ (1 << Int(marker & 0x0F))
-      case 0x3: end = offset &+ 9
-      case 0x8: end = offset &+ 2 &+ Int(marker & 0x0F)
+      let marker = base.load(fromByteOffset: offset, as: UInt8.self)
+      let kind = marker >> 4
+      switch kind {
+      case 0x0: position = offset &+ 1
+      case 0x1, 0x2: position = offset &+ 1 &+ (1 << Int(marker & 0x0F))
+      case 0x3: position = offset &+ 9
+      case 0x8: position = offset &+ 2 &+ Int(marker & 0x0F)
       default:
         // Strings, data and containers: where the check recorded their contents to end.
-        guard table.recorded[object] > 0 else { return false }
-        let (count, start) = table.contents(object)
-        let unit: Int =
-          switch marker >> 4 {
-          case 0x6: 2
-          case 0xA: referenceSize
-          case 0xD: 2 &* referenceSize
-          default: 1
+        guard recorded[object] > 0 else { return false }
+        let span = spans[object]
+        guard kind == 0xA || kind == 0xD else {
+          position = span.start &+ (kind == 0x6 ? span.count &* 2 : span.count)
+          continue
+        }
+        let keys = kind == 0xD ? span.count : 0
+        let references = span.count &+ keys
+        position = span.start &+ references &* width
+        var at = span.start
+        for index in 0..<references {
+          let target = reference(at)
+          at &+= width
+          let word = target >> 6
+          let bit: UInt64 = 1 << UInt64(target & 63)
+          if renamed[word] & bit != 0 {
+            if seen[word] & bit != 0 { return false }
+            seen[word] |= bit
+            continue
           }
-        end = start &+ count &* unit
+          guard index < keys else { continue }
+          // A key kept: no new text may equal it.
+          guard base.load(fromByteOffset: offsets[target], as: UInt8.self) >> 4 == 0x5,
+            recorded[target] > 0
+          else { continue }
+          let key = spans[target]
+          guard lengths & (1 << UInt64(min(key.count, 63))) != 0 else { continue }
+          for replacement in replacements
+          where replacement.ascii.count == key.count
+            && (key.count == 0
+              || memcmp(replacement.ascii.baseAddress!, base + key.start, key.count) == 0)
+          {
+            return false
+          }
+        }
       }
-      position = end
     }
     return position == offsetTableOffset
   }
@@ -63,29 +151,29 @@ extension BinaryPropertyListView {
   /// - Precondition: each object of `replacements` is a distinct index below `objectCount`.
   package func replacingStrings(_ replacements: [StringReplacement]) -> Data {
     let objectCount = self.objectCount
-    let bytes = rawBytes
+    let base = rawBytes.baseAddress!
     let tableOffset = offsetTableOffset
     // In index order as a rule (a dictionary's keys are written in order): sorted only if not.
     let inOrder = zip(replacements, replacements.dropFirst()).allSatisfy { $0.object < $1.object }
     let ordered = inOrder ? replacements : replacements.sorted { $0.object < $1.object }
     var added = 0
-    for replacement in ordered { added &+= replacement.ascii.utf8.count &+ 3 }
-    // The objects, at most 8 bytes per offset, and the trailer.
+    for replacement in ordered { added &+= replacement.ascii.count &+ 10 }
+    // Room for everything: the objects, at most 8 bytes per offset, and the trailer.
     var out = OutputBytes(capacity: tableOffset &+ added &+ objectCount &* 8 &+ 32)
-    out.reserve(tableOffset &+ added)
-    // What the objects before each one have grown or shrunk by: its new offset is its old one plus
-    // that, so that the offsets need no table of their own.
-    var shifts: [(from: Int, by: Int)] = []
+    out.reserve(tableOffset &+ added &+ objectCount &* 8 &+ 32)
+    let table = objects
+    // Each run of objects from one renamed object to the next moves by one amount: the new
+    // offsets are written after the objects, so each run's shift is kept until then.
+    var shifts: [Int] = []
     shifts.reserveCapacity(ordered.count)
     var copied = 0
-    var shift = 0
     for replacement in ordered {
-      let start = offset(replacement.object)
+      let start = table.offset(replacement.object)
       let end =
-        replacement.object &+ 1 < objectCount ? offset(replacement.object &+ 1) : tableOffset
-      out.put(bytes.baseAddress! + copied, start &- copied)
-      var text = replacement.ascii
-      let length = text.utf8.count
+        replacement.object &+ 1 < objectCount
+        ? table.offset(replacement.object &+ 1) : tableOffset
+      out.put(base + copied, start &- copied)
+      let length = replacement.ascii.count
       if length < 15 {
         out.put(0x50 | UInt8(length))
       } else {
@@ -97,43 +185,48 @@ extension BinaryPropertyListView {
           out.put(UInt8(truncatingIfNeeded: length >> (index &* 8)))
         }
       }
-      text.withUTF8 { out.put(UnsafeRawBufferPointer($0)) }
+      out.put(replacement.ascii)
       copied = end
-      shift = out.count &- end
-      shifts.append((replacement.object &+ 1, shift))
+      shifts.append(out.count &- end)
     }
-    out.put(bytes.baseAddress! + copied, tableOffset &- copied)
+    out.put(base + copied, tableOffset &- copied)
     let newTableOffset = out.count
     let offsetSize = binaryByteCount(UInt64(newTableOffset))
-    out.reserve(objectCount &* offsetSize &+ 32)
-    // Each run of objects between two renamed ones moves by one amount.
-    let table = objects
+    // Each run of objects up to the next renamed one moves by one amount: the first object after
+    // a renamed one takes that rename's shift.
     var first = 0
-    shift = 0
-    for index in 0...shifts.count {
-      let last = index < shifts.count ? shifts[index].from : objectCount
-      for object in first..<last {
-        let moved = table.offset(object) &+ shift
-        switch offsetSize {
-        case 1: out.put(UInt8(truncatingIfNeeded: moved))
-        case 2: withUnsafeBytes(of: UInt16(truncatingIfNeeded: moved).bigEndian) { out.put($0) }
-        case 4: withUnsafeBytes(of: UInt32(truncatingIfNeeded: moved).bigEndian) { out.put($0) }
-        default: withUnsafeBytes(of: UInt64(truncatingIfNeeded: moved).bigEndian) { out.put($0) }
+    var shift = 0
+    for run in 0...ordered.count {
+      let end = run < ordered.count ? ordered[run].object &+ 1 : objectCount
+      switch offsetSize {
+      case 1:
+        for object in first..<end {
+          out.put(UInt8(truncatingIfNeeded: table.offset(object) &+ shift))
+        }
+      case 2:
+        for object in first..<end {
+          out.put(bigEndian: UInt16(truncatingIfNeeded: table.offset(object) &+ shift))
+        }
+      case 4:
+        for object in first..<end {
+          out.put(bigEndian: UInt32(truncatingIfNeeded: table.offset(object) &+ shift))
+        }
+      default:
+        for object in first..<end {
+          out.put(bigEndian: UInt64(truncatingIfNeeded: table.offset(object) &+ shift))
         }
       }
-      if index < shifts.count { shift = shifts[index].by }
-      first = last
+      if run < ordered.count { shift = shifts[run] }
+      first = end
     }
     // The writer's trailer: six zero bytes (unused, sort version), the two sizes, then the
     // object count, the top object and the offset table's offset, eight bytes each.
     for _ in 0..<6 { out.put(0) }
     out.put(UInt8(offsetSize))
     out.put(UInt8(referenceSize))
-    for value in [UInt64(objectCount), UInt64(topObjectIndex), UInt64(newTableOffset)] {
-      for index in stride(from: 7, through: 0, by: -1) {
-        out.put(UInt8(truncatingIfNeeded: value >> UInt64(index &* 8)))
-      }
-    }
+    out.put(bigEndian: UInt64(objectCount))
+    out.put(bigEndian: UInt64(topObjectIndex))
+    out.put(bigEndian: UInt64(newTableOffset))
     return out.finish()
   }
 }

@@ -47,6 +47,13 @@ import Foundation
     count &+= 1
   }
 
+  /// An integer's big-endian bytes, in room reserved.
+  @inlinable @inline(__always)
+  public mutating func put<Integer: FixedWidthInteger>(bigEndian value: Integer) {
+    start.storeBytes(of: value.bigEndian, toByteOffset: count, as: Integer.self)
+    count &+= MemoryLayout<Integer>.size
+  }
+
   /// `length` bytes from `bytes`, in room reserved.
   @inlinable @inline(__always) public mutating func put(_ bytes: UnsafeRawPointer, _ length: Int) {
     (start + count).copyMemory(from: bytes, byteCount: length)

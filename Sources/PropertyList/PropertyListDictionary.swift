@@ -261,17 +261,32 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
   /// between a character above U+FFFF (lead byte 0xF0–0xF4) and one in U+E000–U+FFFF (lead byte
   /// 0xEE or 0xEF), so a first difference between two bytes below 0xEE decides it.
   static func precedesInUTF16(_ lhs: String, _ rhs: String) -> Bool {
-    let byBytes: Bool? =
-      lhs.utf8.withContiguousStorageIfAvailable { left in
-        rhs.utf8.withContiguousStorageIfAvailable { right -> Bool? in
-          let common = Swift.min(left.count, right.count)
-          var index = 0
-          while index < common, left[index] == right[index] { index += 1 }
-          guard index < common else { return left.count < right.count }
-          guard left[index] < 0xEE, right[index] < 0xEE else { return nil }
-          return left[index] < right[index]
-        } ?? nil
-      } ?? nil
+    // Through `withUTF8` of copies (a retain each): native strings, as keys are, are read in
+    // place, without the generic path of `withContiguousStorageIfAvailable`.
+    var left = lhs
+    var right = rhs
+    let byBytes: Bool? = left.withUTF8 { left in
+      right.withUTF8 { right -> Bool? in
+        let common = Swift.min(left.count, right.count)
+        var index = 0
+        // Keys of one dictionary often share a long prefix (`NSURLSessionResume…`): eight bytes
+        // a step while they agree.
+        if let leftBase = UnsafeRawPointer(left.baseAddress),
+          let rightBase = UnsafeRawPointer(right.baseAddress)
+        {
+          while common &- index >= 8,
+            leftBase.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+              == rightBase.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+          {
+            index &+= 8
+          }
+        }
+        while index < common, left[index] == right[index] { index &+= 1 }
+        guard index < common else { return left.count < right.count }
+        guard left[index] < 0xEE, right[index] < 0xEE else { return nil }
+        return left[index] < right[index]
+      }
+    }
     return byBytes ?? lhs.utf16.lexicographicallyPrecedes(rhs.utf16)
   }
 

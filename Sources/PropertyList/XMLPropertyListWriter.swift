@@ -130,14 +130,7 @@ public struct XMLPropertyListWriter: Sendable {
     // at once rather than byte by byte.
     var text = string
     let plain = text.withUTF8 { utf8 in
-      let needsWork = utf8.contains { byte in
-        switch byte {
-        case UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"), 0x0D, 0xEF: true
-        case 0x09, 0x0A: false
-        case 0..<0x20: true
-        default: false
-        }
-      }
+      let needsWork = Self.needsEscaping(UnsafeRawBufferPointer(utf8))
       if !needsWork { out.put(UnsafeRawBufferPointer(utf8)) }
       return !needsWork
     }
@@ -172,6 +165,42 @@ public struct XMLPropertyListWriter: Sendable {
     }
   }
 
+  /// Whether text holds `<`, `>`, `&`, a CR, a control character other than tab and LF, or 0xEF
+  /// (the lead byte of U+FFFE and U+FFFF): what `appendEscaped` must look at byte by byte.
+  static func needsEscaping(_ text: UnsafeRawBufferPointer) -> Bool {
+    func needsWork(_ byte: UInt8) -> Bool {
+      switch byte {
+      case UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"), 0x0D, 0xEF: true
+      case 0x09, 0x0A: false
+      case 0..<0x20: true
+      default: false
+      }
+    }
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    // Whether a byte of `word` may be zero (a borrow runs on only from a zero byte, so a false
+    // answer is exact).
+    func mayHaveZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+    var position = 0
+    // Eight bytes a step: a word with no byte below 0x20, at or above 0x80, or equal to `<`,
+    // `>` or `&` needs nothing; one that may have one is looked at byte by byte.
+    while text.count &- position >= 8 {
+      let word = text.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+      if (word & highs) != 0 || (word &- (ones &* 0x20)) & ~word & highs != 0
+        || mayHaveZero(word ^ (ones &* 0x3C)) || mayHaveZero(word ^ (ones &* 0x3E))
+        || mayHaveZero(word ^ (ones &* 0x26))
+      {
+        for offset in position..<(position &+ 8) where needsWork(text[offset]) { return true }
+      }
+      position &+= 8
+    }
+    while position < text.count {
+      if needsWork(text[position]) { return true }
+      position &+= 1
+    }
+    return false
+  }
+
   /// Base64 in CoreFoundation's line layout: a line is flushed once it reaches 76 − 8·indent
   /// characters, checked after each input byte; the indent counts at most 8 levels. That length
   /// is a multiple of four, so every line but the last holds whole groups: (76 − 8·indent) / 4 of
@@ -193,8 +222,11 @@ public struct XMLPropertyListWriter: Sendable {
           var read = 0
           while read < count {
             let take = min(bytesPerLine, count - read)
-            (text + position).initializeMemory(as: UInt8.self, repeating: 0x09, count: indent)
-            position += indent
+            // A line's few tabs, stored one by one: a call to fill them cost more.
+            for _ in 0..<indent {
+              text.storeBytes(of: 0x09, toByteOffset: position, as: UInt8.self)
+              position &+= 1
+            }
             encoder.encode(
               UnsafeRawBufferPointer(rebasing: bytes[read..<(read + take)]), into: text + position)
             position += Base64Groups.encodedCount(take)

@@ -33,6 +33,27 @@ extension ResumeData {
     to target: ResumeDataGeneration, format: PropertyListFormat? = nil, infoVersion: Int? = nil,
     temporaryDirectory: URL? = nil
   ) throws -> (blob: ResumeData, findings: [Finding]) {
+    // A blob already in the target's form comes back as it is, with nothing to say.
+    guard
+      let conversion = try convertedQuietly(
+        to: target, format: format, infoVersion: infoVersion,
+        temporaryDirectory: temporaryDirectory)
+    else { return (self, []) }
+    let blob = conversion.blob
+    var parts = [
+      "converted from ", generation.rawValue, " (", container.rawValue, ") to ",
+      blob.generation.rawValue, " (", blob.container.rawValue, ")",
+    ]
+    if let version = blob.infoVersion { parts += [", info version ", String(version)] }
+    return (blob, [Finding("converted", .info, Finding.message(parts))] + conversion.findings)
+  }
+
+  /// `converted(to:…)` without its `converted` finding (the conversion rule says it its own way),
+  /// or nil when the blob is in the target's form already.
+  func convertedQuietly(
+    to target: ResumeDataGeneration, format: PropertyListFormat? = nil, infoVersion: Int? = nil,
+    temporaryDirectory: URL? = nil
+  ) throws -> (blob: ResumeData, findings: [Finding])? {
     if target == .networkFramework, format == .xml {
       throw ResumeDataError(
         .unsupported, "Network.framework blobs are binary archives; XML is not a form of them",
@@ -69,11 +90,12 @@ extension ResumeData {
       target == .networkFramework || target == .networkFrameworkWebKit
         || self.infoVersion == wantedVersion
     {
-      return (self, [])
+      return nil
     }
     var notes = Conversion(from: self, directory: temporaryDirectory)
     var dictionary = try notes.portableEntries()
-    let bytes: Data
+    // Nil when the blob is known without its bytes, which it writes when first asked for.
+    let bytes: Data?
     // The blob the bytes are, when it is known without reading them back.
     var written: ResumeData?
     switch target {
@@ -96,23 +118,27 @@ extension ResumeData {
         let archivedKeys = notes.archivedOrder
         for key in archivedKeys { notes.dropped.append(key) }
         let container: PropertyListFormat = wantedContainer == .binaryPlist ? .binary : .xml
-        bytes = try ResumeDataError.wrapping {
-          try PropertyListValue.dictionary(dictionary).encoded(as: container)
-        }
-        if container == .xml {
-          written = ResumeData(
-            writtenAsXML: dictionary, data: bytes, limits: KeyedArchiveLimits.default.propertyList,
-            requestsOf: self)
+        let limits = KeyedArchiveLimits.default.propertyList
+        if container == .xml,
+          let blob = ResumeData(xmlOf: dictionary, limits: limits, requestsOf: self)
+        {
+          bytes = nil
+          written = blob
+        } else {
+          bytes = try ResumeDataError.wrapping {
+            try PropertyListValue.dictionary(dictionary).encoded(as: container)
+          }
         }
       } else {
         let pairs = notes.keyedPairs(dictionary)
-        bytes = try ResumeDataError.wrapping {
+        let keyed = try ResumeDataError.wrapping {
           try Self.keyedBytes(pairs, format: wantedContainer == .keyedArchiveXML ? .xml : .binary)
         }
+        bytes = keyed
         // Every pair from the dictionary: no archived value of the source's joins them.
         if wantedContainer == .keyedArchive, pairs.count == dictionary.count {
           written = ResumeData(
-            writtenAsKeyed: dictionary, data: bytes,
+            writtenAsKeyed: dictionary, data: keyed,
             limits: KeyedArchiveLimits.default.propertyList, requestsOf: self)
         }
       }
@@ -131,14 +157,8 @@ extension ResumeData {
       notes.dropped += inner.findings.filter { $0.code == "conversion-dropped" }.map(\.path)
       bytes = try ResumeDataError.wrapping { try Self.keyedBytes(pairs) }
     }
-    let blob = try written ?? ResumeData(decoding: bytes, requestsOf: self)
-    var findings = [
-      Finding(
-        "converted", .info,
-        "converted from \(generation.rawValue) (\(container.rawValue)) to \(blob.generation.rawValue) (\(blob.container.rawValue))"
-          + (blob.infoVersion.map { ", info version \($0)" } ?? ""))
-    ]
-    findings += notes.derived
+    let blob = try written ?? ResumeData(decoding: bytes ?? Data(), requestsOf: self)
+    var findings = notes.derived
     for key in notes.dropped where !key.isEmpty {
       findings.append(
         Finding(

@@ -27,7 +27,7 @@ extension ResumeData {
     if let target, let unreadable = unreadableFormFinding(for: target) {
       found.append(unreadable)
     }
-    if originalCount < Self.tinyBlobSize || bytesReceived == 0 {
+    if isTiny || bytesReceived == 0 {
       found.append(
         Finding(
           "empty-blob", .error,

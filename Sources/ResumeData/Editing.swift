@@ -36,6 +36,11 @@ extension ResumeData {
     entries[key] = value
     isEdited = true
     entryKeysAreKnown = Unequated(false)
+    // Keyed and Safari-made blobs differ only in their keys: an edit can make one the other (an
+    // original request filled in a Safari blob), and its bytes then read back as the other.
+    if generation == .keyed || generation == .safari {
+      generation = Self.isSafariShaped(entries) ? .safari : .keyed
+    }
     if refreshingRequests, Self.requestKeys.contains(key) { refreshRequests() }
   }
 
@@ -116,38 +121,48 @@ extension ResumeData {
     let edited = try rewriteRequests { _, bytes in
       guard let changed = try edit(URLRequestArchive(decoding: bytes)) else { return nil }
       let edited = try changed.encoded()
-      return edited == bytes ? nil : edited
+      return edited == bytes ? nil : RequestRewrite(bytes: edited)
     }
     for key in edited {
       changes.append(Finding("edited", .info, "\(change) in the request archive", path: key))
     }
   }
 
+  /// A request archive's new bytes, and the request they decode to when the rewrite knows it
+  /// without reading them.
+  struct RequestRewrite {
+    var bytes: Data
+    var decoded: URLRequestArchive? = nil
+  }
+
   /// Replaces each request archive present with `rewrite` of it (nil leaves it as it is), and
   /// returns the keys replaced, current first.
   ///
   /// An original request that is the current one's bytes again (no redirect) is rewritten once,
-  /// and the requests are decoded again once, after the last is set.
-  mutating func rewriteRequests(_ rewrite: (_ index: Int, _ bytes: Data) throws -> Data?)
+  /// and the requests are decoded again once, after the last is set, unless every rewrite knew
+  /// what its bytes decode to.
+  mutating func rewriteRequests(_ rewrite: (_ index: Int, _ bytes: Data) throws -> RequestRewrite?)
     throws -> [String]
   {
-    var replacements: [(key: String, bytes: Data)] = []
-    var previous: (bytes: Data, rewritten: Data?)?
+    var replacements: [(index: Int, key: String, rewrite: RequestRewrite)] = []
+    var previous: (bytes: Data, rewritten: RequestRewrite?)?
     for (index, key) in Self.requestKeys.enumerated() {
       guard let bytes = entries[key]?.dataValue else { continue }
-      let rewritten: Data?
+      let rewritten: RequestRewrite?
       if let previous, previous.bytes == bytes {
         rewritten = previous.rewritten
       } else {
         rewritten = try ResumeDataError.wrapping(at: key) { try rewrite(index, bytes) }
         previous = (bytes, rewritten)
       }
-      if let rewritten { replacements.append((key, rewritten)) }
+      if let rewritten { replacements.append((index, key, rewritten)) }
     }
+    let decodedAreKnown = replacements.allSatisfy { $0.rewrite.decoded != nil }
     for (position, replacement) in replacements.enumerated() {
       try setEntry(
-        replacement.key, .data(replacement.bytes),
-        refreshingRequests: position == replacements.count - 1)
+        replacement.key, .data(replacement.rewrite.bytes),
+        refreshingRequests: !decodedAreKnown && position == replacements.count - 1)
+      if decodedAreKnown { setDecodedRequest(replacement.index, replacement.rewrite.decoded) }
     }
     return replacements.map(\.key)
   }
@@ -237,7 +252,11 @@ extension ResumeData {
     let rewritten = try rewriteRequests { index, bytes in
       let request = try decoded[index] ?? URLRequestArchive(decoding: bytes)
       guard request.layout != layout else { return nil }
-      return try request.encodedConverted(to: layout)
+      // Renamed in its bytes, the archive's request is known without reading them again.
+      if let renamed = request.convertedInPlace(to: layout) {
+        return RequestRewrite(bytes: renamed.bytes, decoded: renamed.request)
+      }
+      return RequestRewrite(bytes: try request.encodedConverted(to: layout))
     }
     return rewritten.map { key in
       Finding(

@@ -41,6 +41,24 @@ public struct Finding: Sendable, Hashable, CustomStringConvertible {
     self.path = path
   }
 
+  /// The parts one after another, written into one string at once: an interpolation or a run of
+  /// `+` grows the string part by part, which cost a repair's finding as much as the rest of it.
+  static func message(_ parts: [String]) -> String {
+    var count = 0
+    for part in parts { count += part.utf8.count }
+    return String(unsafeUninitializedCapacity: count) { buffer in
+      var written = 0
+      for var part in parts {
+        part.withUTF8 { utf8 in
+          guard let source = utf8.baseAddress, !utf8.isEmpty else { return }
+          (buffer.baseAddress! + written).update(from: source, count: utf8.count)
+          written += utf8.count
+        }
+      }
+      return written
+    }
+  }
+
   /// `severity code: message (path)`.
   public var description: String {
     "\(severity.rawValue) \(code): \(message)" + (path.isEmpty ? "" : " (\(path))")

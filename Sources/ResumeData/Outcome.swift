@@ -84,7 +84,10 @@ extension ResumeData {
   }
 
   /// The systems a finding concerns, nil when it concerns every system.
-  static func systemsConcerned(by code: String) -> Set<RepairTarget>? {
+  ///
+  /// An array, not a set: a set of targets hashes their names at every test, which cost a
+  /// diagnosis as much as its other findings together.
+  static func systemsConcerned(by code: String) -> [RepairTarget]? {
     switch code {
     case "ios10-request-layout": [.ios10Early]
     case "byte-range-present": [.ios11Early]
@@ -92,7 +95,7 @@ extension ResumeData {
     // This toolkit reads both layouts; Network.framework reads no dictionary form at all.
     case "ios10-only-request-layout": [.ios10Late, .ios11Early, .ios11Late, .ios12, .ios13Later]
     // This toolkit's downloader reads the map; every other system only knows BytesReceived.
-    case "segmented-partial-file": Set(RepairTarget.allCases).subtracting([.linux])
+    case "segmented-partial-file": RepairTarget.allCases.filter { $0 != .linux }
     default: nil
     }
   }
@@ -136,7 +139,7 @@ extension ResumeData {
       // Zero bytes received asks for the whole file again; a tiny blob, or one naming nothing to
       // fetch, holds nothing to ask with.
       let fetches = downloadURL != nil || currentRequest != nil || originalRequest != nil
-      return originalCount >= Self.tinyBlobSize && fetches ? .restartFromZero : .fail
+      return !isTiny && fetches ? .restartFromZero : .fail
     case "no-validator":
       // Without If-Range the server cannot vouch for the partial file: the downloader here
       // starts over rather than splice; CFNetwork never wrote such a blob and rejects it.

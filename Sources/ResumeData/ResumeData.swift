@@ -43,7 +43,7 @@ public enum ResumeDataContainer: String, Sendable, Hashable, CaseIterable {
 /// contents, never assumed from a version number alone.
 public struct ResumeData: Sendable, Hashable {
   /// The producer's form.
-  public let generation: ResumeDataGeneration
+  public internal(set) var generation: ResumeDataGeneration
   /// The container.
   public let container: ResumeDataContainer
   /// The resume dictionary's plain values, keys in stored order. Empty for Network.framework blobs,
@@ -65,8 +65,9 @@ public struct ResumeData: Sendable, Hashable {
   var isNetworkFramework: Bool { networkFramework.value != nil }
   // The Network.framework blob inside WebKit's wrapper (an array only to let the type nest).
   private let nestedStorage: [ResumeData]
-  // The input, for binary plists: its object table keeps the sharing the producer chose.
-  private let original: Data
+  // The input, for binary plists: its object table keeps the sharing the producer chose. (For a
+  // plain blob a conversion made, the XML it is written as, written on first use.)
+  private let original: BlobBytes
   // A keyed root dictionary's keys in archived order (plain and archived values interleave there),
   // and whether it was an NSMutableDictionary: what a re-archived root must keep.
   var rootKeyOrder: [String] = []
@@ -89,11 +90,21 @@ public struct ResumeData: Sendable, Hashable {
     index == 0 ? decodedCurrentRequest : decodedOriginalRequest
   }
 
+  /// Sets the current (0) or original (1) request decoded from `entries`, for a caller that set
+  /// the entry to bytes whose decoding it knows without reading them (see `rewriteRequests`).
+  mutating func setDecodedRequest(_ index: Int, _ request: URLRequestArchive?) {
+    if index == 0 { decodedCurrentRequest = request } else { decodedOriginalRequest = request }
+  }
+
   /// The Network.framework blob inside WebKit's wrapper, decoded.
   public var nested: ResumeData? { nestedStorage.first }
 
   /// The size in bytes of the blob as it was read.
   public var originalCount: Int { original.count }
+
+  /// Whether the blob is smaller than any that carries a request archive (`tinyBlobSize`), found
+  /// without writing the XML of a converted blob when its length is surely larger.
+  var isTiny: Bool { original.isShorter(than: Self.tinyBlobSize) }
 
   /// Reads a resume blob of any generation.
   ///
@@ -178,13 +189,10 @@ public struct ResumeData: Sendable, Hashable {
 
   /// A keyed blob from the parts `inPlaceParts` read; its archive is decoded on first use.
   private init(inPlace parts: consuming InPlaceParts, data: Data, limits: KeyedArchiveLimits) {
-    original = data
+    original = BlobBytes(data)
     archiveStorage = LazyKeyedArchive(
       bytes: data, recipe: .propertyList(limits.propertyList), view: parts.view.plist)
-    let isSafari =
-      parts.plain[ResumeDataKey.localPath] != nil
-      && parts.plain[ResumeDataKey.originalRequest] == nil
-      && parts.plain[ResumeDataKey.tempFileName] == nil
+    let isSafari = Self.isSafariShaped(parts.plain)
     entries = parts.plain
     archivedEntries = parts.archived
     rootKeyOrder = parts.order
@@ -224,7 +232,7 @@ public struct ResumeData: Sendable, Hashable {
     networkFramework network: consuming (unmasked: Data, parts: NetworkFrameworkParts), data: Data,
     limits: KeyedArchiveLimits
   ) {
-    original = data
+    original = BlobBytes(data)
     let storage = LazyKeyedArchive(bytes: network.unmasked, recipe: .decoding(limits))
     archiveStorage = storage
     networkFramework = Unequated(
@@ -237,7 +245,7 @@ public struct ResumeData: Sendable, Hashable {
   }
 
   private init(parsing data: Data, limits: KeyedArchiveLimits) throws {
-    original = data
+    original = BlobBytes(data)
     if NetworkFrameworkMask.isMasked(data) {
       let archive = try Self.archive(NetworkFrameworkMask.toggled(data), limits: limits)
       let info = try Self.networkFrameworkRoot(archive, limits: limits)
@@ -288,10 +296,7 @@ public struct ResumeData: Sendable, Hashable {
         generation = .networkFrameworkWebKit
         nestedStorage = [try ResumeData(decoding: inner, limits: limits)]
       } else {
-        let isSafari =
-          keyed.plain[ResumeDataKey.localPath] != nil
-          && keyed.plain[ResumeDataKey.originalRequest] == nil
-          && keyed.plain[ResumeDataKey.tempFileName] == nil
+        let isSafari = Self.isSafariShaped(keyed.plain)
         generation = isSafari ? .safari : .keyed
         nestedStorage = []
       }
@@ -312,8 +317,9 @@ public struct ResumeData: Sendable, Hashable {
     generation = Self.plainGeneration(top)
   }
 
-  /// The plain blob `init(decoding:)` reads from `data`, the XML that `dictionary` was just written
-  /// as, made without reading the XML back; nil when that could differ, and the bytes must be read.
+  /// The plain blob `init(decoding:)` reads from the XML that `dictionary` is written as, made
+  /// without reading the XML back (nor, unless `data` is given, writing it: its bytes are written
+  /// on first use); nil when that could differ, and the bytes must be written and read.
   ///
   /// Reading it back gives the dictionary with every dictionary's keys in the order the writer
   /// sorts them, as long as each value is one the XML carries exactly (`carriedExactlyByXML`) and
@@ -321,18 +327,21 @@ public struct ResumeData: Sendable, Hashable {
   /// does. Converting to v1, v2 or v4 read its own output back, which cost a v2 conversion a
   /// sixth of a record.
   init?(
-    writtenAsXML dictionary: PropertyListDictionary, data: Data, limits: PropertyListLimits,
-    requestsOf source: ResumeData? = nil
+    xmlOf dictionary: PropertyListDictionary, written data: Data? = nil,
+    limits: PropertyListLimits, requestsOf source: ResumeData? = nil
   ) {
     var budget = (
       objects: limits.maximumObjectCount / 2, longestValue: limits.maximumValueLength / 2
     )
-    guard data.count <= limits.maximumInputSize / 2, Self.holdsResumeKeys(dictionary),
+    var bounds = BlobBytes.WritableXML(lowerBound: 0, upperBound: 0)
+    guard Self.holdsResumeKeys(dictionary),
       let sorted = Self.carriedExactlyByXML(
-        .dictionary(dictionary), depth: min(limits.maximumDepth / 2, 64), budget: &budget),
-      case .dictionary(let top) = sorted
+        .dictionary(dictionary), depth: min(limits.maximumDepth / 2, 64), budget: &budget,
+        bounds: &bounds),
+      case .dictionary(let top) = sorted,
+      (data?.count ?? bounds.upperBound) <= limits.maximumInputSize / 2
     else { return nil }
-    original = data
+    original = data.map(BlobBytes.init) ?? BlobBytes(xmlOf: top, writable: bounds)
     entries = top
     archivedEntries = [:]
     archiveStorage = nil
@@ -369,7 +378,7 @@ public struct ResumeData: Sendable, Hashable {
     if case .data(let inner)? = dictionary["data"], NetworkFrameworkMask.isMasked(inner) {
       return nil
     }
-    original = data
+    original = BlobBytes(data)
     archiveStorage = LazyKeyedArchive(writtenBytes: data, limits: limits)
     entries = dictionary
     archivedEntries = [:]
@@ -377,10 +386,7 @@ public struct ResumeData: Sendable, Hashable {
     rootIsMutable = true
     networkFramework = Unequated(nil)
     container = .keyedArchive
-    let isSafari =
-      dictionary[ResumeDataKey.localPath] != nil
-      && dictionary[ResumeDataKey.originalRequest] == nil
-      && dictionary[ResumeDataKey.tempFileName] == nil
+    let isSafari = Self.isSafariShaped(dictionary)
     generation = isSafari ? .safari : .keyed
     nestedStorage = []
     refreshRequests(reusing: source)
@@ -389,40 +395,66 @@ public struct ResumeData: Sendable, Hashable {
   /// `value` as the XML reader reads it back from the writer's XML (its dictionaries' keys
   /// sorted), or nil unless that is certain: strings of printable ASCII, tabs and line breaks
   /// only, integers, booleans, data, and arrays and dictionaries of them, no dictionary with a
-  /// `CF$UID` key (read back as a UID), within `depth` levels and the budget.
+  /// `CF$UID` key (read back as a UID), within `depth` levels and the budget. The writer takes
+  /// every such value; `bounds` grows by the bounds of the length of its XML (`value` written at
+  /// `depth` levels from the limit, 64 at most: at most 64 tabs before each line).
   private static func carriedExactlyByXML(
-    _ value: PropertyListValue, depth: Int, budget: inout (objects: Int, longestValue: Int)
+    _ value: PropertyListValue, depth: Int, budget: inout (objects: Int, longestValue: Int),
+    bounds: inout BlobBytes.WritableXML
   ) -> PropertyListValue? {
     budget.objects -= 1
     guard budget.objects >= 0, depth >= 0 else { return nil }
+    // A line of the value's own: its tabs, its tags (`<string>`, `</string>\n` and the like are
+    // at most 20 bytes), and what the element holds, at most five bytes a byte when escaped.
+    let line = (lower: 8, upper: 64 + 20)
+    bounds.lowerBound += line.lower
+    bounds.upperBound += line.upper
     func plainText(_ text: String) -> Bool {
-      guard text.utf8.count <= budget.longestValue else { return false }
-      return text.utf8.allSatisfy { byte in
-        (0x20..<0x7F).contains(byte) || byte == 0x09 || byte == 0x0A || byte == 0x0D
-      }
+      let count = text.utf8.count
+      guard count <= budget.longestValue else { return false }
+      bounds.lowerBound += count
+      bounds.upperBound += 5 * count
+      return text.utf8.withContiguousStorageIfAvailable(Self.isPlainXMLText)
+        ?? Array(text.utf8).withUnsafeBufferPointer(Self.isPlainXMLText)
     }
     switch value {
     case .string(let text):
       return plainText(text) ? value : nil
     case .integer, .boolean:
+      // At most 20 digits and a sign.
+      bounds.upperBound += 21
       return value
     case .data(let bytes):
-      return bytes.count <= budget.longestValue ? value : nil
+      guard bytes.count <= budget.longestValue else { return nil }
+      // Base64 is four characters for three bytes; lines of at least 12 characters, each with at
+      // most 9 bytes of tabs and line break, and the closing tag on a line of its own.
+      let text = (bytes.count + 2) / 3 * 4
+      bounds.lowerBound += text
+      bounds.upperBound += text + (text / 12 + 1) * 9 + line.upper
+      return value
     case .array(let elements):
+      bounds.upperBound += line.upper
       var read: [PropertyListValue] = []
       read.reserveCapacity(elements.count)
       for element in elements {
-        guard let element = carriedExactlyByXML(element, depth: depth - 1, budget: &budget)
+        guard
+          let element = carriedExactlyByXML(
+            element, depth: depth - 1, budget: &budget, bounds: &bounds)
         else { return nil }
         read.append(element)
       }
       return .array(read)
     case .dictionary(let dictionary):
+      bounds.upperBound += line.upper
       var read: [PropertyListDictionary.Element] = []
       read.reserveCapacity(dictionary.count)
       for (key, element) in dictionary.sortedEntries {
+        // The key's own line.
+        bounds.lowerBound += line.lower
+        bounds.upperBound += line.upper
         guard key != "CF$UID", plainText(key),
-          let element = carriedExactlyByXML(element, depth: depth - 1, budget: &budget)
+          let element = carriedExactlyByXML(
+            element, depth: depth - 1, budget: &budget, bounds: &bounds)
         else { return nil }
         read.append((key, element))
       }
@@ -430,6 +462,37 @@ public struct ResumeData: Sendable, Hashable {
     case .date, .real, .uid:
       return nil
     }
+  }
+
+  /// Whether text is printable ASCII, tabs and line breaks only: what XML carries as it is.
+  private static func isPlainXMLText(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    func isPlain(_ byte: UInt8) -> Bool {
+      (0x20..<0x7F).contains(byte) || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+    guard let base = UnsafeRawPointer(bytes.baseAddress) else { return true }
+    let count = bytes.count
+    var index = 0
+    // Eight bytes a step: a word with no byte at or above 0x7F and none below 0x20 is plain; one
+    // that has some (a tab, say) is looked at byte by byte.
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    while index &+ 8 <= count {
+      let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+      // Bytes below 0x20, and bytes equal to 0x7F, by the borrow of a subtraction (which may also
+      // flag a plain byte next to one: the byte-by-byte look then decides).
+      let belowSpace = (word &- (ones &* 0x20)) & ~word & highs
+      let flipped = word ^ (ones &* 0x7F)
+      let delete = (flipped &- ones) & ~flipped & highs
+      if (word & highs) | belowSpace | delete != 0 {
+        for offset in index..<(index &+ 8) where !isPlain(bytes[offset]) { return false }
+      }
+      index &+= 8
+    }
+    while index < count {
+      guard isPlain(bytes[index]) else { return false }
+      index &+= 1
+    }
+    return true
   }
 
   /// A keyed blob's archive and root dictionary, or nil to read the dictionary as a plain one:
@@ -581,6 +644,14 @@ public struct ResumeData: Sendable, Hashable {
     return (PropertyListDictionary(uniqueKeys: entries), [:], order)
   }
 
+  /// Whether a keyed blob's dictionary is in Safari's shape: a `LocalPath`, and neither an
+  /// original request nor a temp file name.
+  static func isSafariShaped(_ dictionary: PropertyListDictionary) -> Bool {
+    dictionary[ResumeDataKey.localPath] != nil
+      && dictionary[ResumeDataKey.originalRequest] == nil
+      && dictionary[ResumeDataKey.tempFileName] == nil
+  }
+
   private static func holdsResumeKeys(_ dictionary: PropertyListDictionary) -> Bool {
     dictionary.entries.contains { ResumeDataKey.isKnown($0.key) }
   }
@@ -697,17 +768,18 @@ public struct ResumeData: Sendable, Hashable {
     // A blob made from another (a conversion) mostly carries its request archives over unchanged:
     // the same bytes decode to the same value, so `source`'s decoded requests serve.
     if let source, !eagerly {
-      let reused = [currentBytes, originalBytes].map { bytes -> URLRequestArchive? in
-        guard let bytes else { return nil }
-        for index in 0..<2 {
-          if let decoded = source.decodedRequest(index), source.requestBytes(index) == bytes {
-            return decoded
-          }
-        }
+      // Each looked up once.
+      let sourceBytes = (source.requestBytes(0), source.requestBytes(1))
+      // The request `source` decoded from these bytes (an absent request's being none); nil when
+      // it decoded none from them.
+      func reused(_ bytes: Data?) -> URLRequestArchive?? {
+        guard let bytes else { return .some(nil) }
+        if let decoded = source.decodedCurrentRequest, sourceBytes.0 == bytes { return decoded }
+        if let decoded = source.decodedOriginalRequest, sourceBytes.1 == bytes { return decoded }
         return nil
       }
-      if (currentBytes == nil) == (reused[0] == nil), (originalBytes == nil) == (reused[1] == nil) {
-        (decodedCurrentRequest, decodedOriginalRequest) = (reused[0], reused[1])
+      if let current = reused(currentBytes), let original = reused(originalBytes) {
+        (decodedCurrentRequest, decodedOriginalRequest) = (current, original)
         return
       }
     }
@@ -788,7 +860,7 @@ public struct ResumeData: Sendable, Hashable {
   ///
   /// - Throws: `ResumeDataError` if a value cannot be written.
   public func encoded(keepingUntouchedBytes: Bool) throws -> Data {
-    if keepingUntouchedBytes, !isEdited { return original }
+    if keepingUntouchedBytes, !isEdited { return original.data }
     if isEdited { return try rebuilt() }
     do {
       switch container {
@@ -796,14 +868,14 @@ public struct ResumeData: Sendable, Hashable {
       case .binaryPlist:
         // The object table keeps the producer's sharing; a file whose unreferenced objects do not
         // read (nothing Apple writes) is written afresh in CoreFoundation's layout instead.
-        if let table = try? BinaryPropertyListObjectTable(reading: original) {
+        if let table = try? BinaryPropertyListObjectTable(reading: original.data) {
           return table.encoded()
         }
         return try PropertyListValue.dictionary(entries).encoded(as: .binary)
       // A blob read in place is not decoded when its bytes are already its encoding.
-      case .keyedArchive, .keyedArchiveXML: return try archiveStorage?.encoded() ?? original
+      case .keyedArchive, .keyedArchiveXML: return try archiveStorage?.encoded() ?? original.data
       case .nwArchive:
-        return NetworkFrameworkMask.toggled(try archive?.encoded(as: .binary) ?? original)
+        return NetworkFrameworkMask.toggled(try archive?.encoded(as: .binary) ?? original.data)
       }
     } catch let error as PropertyListError {
       throw ResumeDataError(.propertyList, error.message, at: "", propertyListError: error)

@@ -79,6 +79,24 @@ public enum ResumeDifferential {
     return nil
   }
 
+  /// Where a repair's blob, which is made without reading its bytes back (a conversion's XML
+  /// written on first use, request archives renamed in their bytes keeping the source's requests),
+  /// differs in its typed fields from reading the bytes it writes back; nil when they are the same
+  /// or when the repair refuses the blob or fails.
+  public static func repairDifference(_ blob: ResumeData, for target: RepairTarget) -> String? {
+    guard let repaired = try? blob.repaired(for: target).blob,
+      let bytes = try? repaired.encoded(keepingUntouchedBytes: true)
+    else { return nil }
+    guard let read = try? ResumeData(decoding: bytes) else {
+      return "the blob repaired for \(target.rawValue) does not read back"
+    }
+    guard let difference = typedDifference(repaired, read) else { return nil }
+    // An edit puts a new key last, and the XML writer sorts the keys: an edited XML blob's
+    // entries are in another order than its bytes', with the same values.
+    if difference == "entry order", repaired.container == .xmlPlist { return nil }
+    return "\(target.rawValue): \(difference)"
+  }
+
   /// A Network.framework blob's request and response objects as it archived each on its own, by
   /// field (`currentRequest`, `originalRequest`, `response`); nil for other blobs.
   public static func networkFrameworkArchives(_ blob: ResumeData) -> [String: Data]? {

@@ -229,6 +229,36 @@ struct RequestRenamingTests {
     }
   }
 
+  @Test(
+    "The renamed archive's request, made from the source's, is what its bytes decode to",
+    arguments: fixtures)
+  func renamedRequest(_ name: String) throws {
+    let request = try URLRequestArchive(decoding: try fixture("archive/request/" + name))
+    let target = request.layout.opposite
+    // Read before the rename, so that the derived request starts from fields already read.
+    _ = request.url
+    let (bytes, renamed) = try #require(request.convertedInPlace(to: target))
+    let read = try URLRequestArchive(decoding: bytes)
+    #expect(renamed == read)
+    #expect(renamed.layout == target)
+    #expect(renamed.rootKey == read.rootKey)
+    #expect(renamed.rootKey == (target == .standard ? "NSKeyedArchiveRootObjectKey" : "root"))
+    #expect(renamed.url == read.url)
+    #expect(renamed.httpMethod == read.httpMethod)
+    #expect(renamed.headerFields.elementsEqual(read.headerFields, by: ==))
+    #expect(renamed.body == read.body)
+    #expect(renamed.className == read.className)
+    #expect(renamed.timeoutInterval == read.timeoutInterval)
+    #expect(renamed.cachePolicy == read.cachePolicy)
+    #expect(renamed.slotCount == read.slotCount)
+    // Its fields are read from the source's bytes, so it is not renamed in place again: back to
+    // the source's layout it is rebuilt, which gives what renaming its own bytes gives.
+    #expect(renamed.renamedInPlace(to: request.layout) == nil)
+    #expect(
+      try renamed.encodedConverted(to: request.layout) == read.renamedInPlace(to: request.layout))
+    #expect(try renamed.encoded() == bytes)
+  }
+
   @Test("A key the renaming would make twice is left to rebuilding")
   func collision() throws {
     let request = try URLRequestArchive(

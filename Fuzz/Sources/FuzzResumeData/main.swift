@@ -74,6 +74,9 @@ enum ResumeDataHarness {
         fatalError("a repair for \(target) changed the blob but its input bytes were written")
       }
     }
+    if let difference = ResumeDifferential.repairDifference(resume, for: target) {
+      fatalError("a repaired blob differs from its bytes read back: \(difference)")
+    }
     produced.append(try? resume.converted(to: generation).blob.encoded())
     if let difference = ResumeDifferential.conversionDifference(resume, to: generation) {
       fatalError("a converted blob differs from its bytes read back: \(difference)")

@@ -30,16 +30,16 @@ public struct ConvertForTarget: RepairRule {
     }
     guard let destination else { return [] }
     let plain: [ResumeDataGeneration] = [.v1, .v2, .v4]
-    let (converted, findings) = try blob.converted(
+    let conversion = try blob.convertedQuietly(
       to: destination, format: plain.contains(destination) ? .xml : nil,
       infoVersion: target.keyedInfoVersion, temporaryDirectory: context.temporaryDirectory)
     let was = blob.generation
-    blob = converted
-    return [
-      Finding(
-        name, .info,
-        "\(target.rawValue) cannot read a \(was.rawValue) blob: converted to \(converted.generation.rawValue)"
-          + (converted.infoVersion.map { " (info version \($0))" } ?? ""))
-    ] + findings.filter { $0.code != "converted" }
+    if let conversion { blob = conversion.blob }
+    var parts = [
+      target.rawValue, " cannot read a ", was.rawValue, " blob: converted to ",
+      blob.generation.rawValue,
+    ]
+    if let version = blob.infoVersion { parts += [" (info version ", String(version), ")"] }
+    return [Finding(name, .info, Finding.message(parts))] + (conversion?.findings ?? [])
   }
 }

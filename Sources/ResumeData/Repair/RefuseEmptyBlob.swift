@@ -17,7 +17,7 @@ public struct RefuseEmptyBlob: RepairRule {
   /// An error finding (nothing to produce) for a blob smaller than any real one, with zero bytes
   /// received, or with neither a URL nor a request to resume; nothing otherwise.
   public func apply(to blob: inout ResumeData, _ context: RepairContext) throws -> [Finding] {
-    let tiny = blob.originalCount < ResumeData.tinyBlobSize
+    let tiny = blob.isTiny
     guard tiny || blob.bytesReceived == 0 else {
       guard blob.downloadURL == nil, blob.currentRequest == nil, blob.originalRequest == nil else {
         return []
