@@ -209,9 +209,12 @@ private struct Conversion {
     -> PropertyListDictionary
   {
     guard let parts = blob.networkFrameworkParts else { return [:] }
-    var entries = PropertyListDictionary()
+    // Every key once, in this order: appended, rather than set one by one (each set looks for the
+    // key first).
+    var entries: [PropertyListDictionary.Element] = []
+    entries.reserveCapacity(9)
     if let url = blob.currentRequest?.url ?? blob.originalRequest?.url {
-      entries[ResumeDataKey.downloadURL] = .string(url)
+      entries.append((ResumeDataKey.downloadURL, .string(url)))
     }
     // Each object archived on its own when the blob was read (from the archive's bytes where the
     // objects are of the shapes that writer follows, else from the decoded values: both give the
@@ -224,43 +227,41 @@ private struct Conversion {
       }
     }
     for (index, key) in ResumeData.requestKeys.enumerated() {
-      if let bytes = try archived(parts.request(index)) { entries[key] = .data(bytes) }
+      if let bytes = try archived(parts.request(index)) { entries.append((key, .data(bytes))) }
     }
     if let bytes = try archived(parts.response) {
-      entries[ResumeDataKey.response] = .data(bytes)
-      // The validators Network.framework keeps only in the response.
-      if let headers = blob.response?.headerFields {
-        for (name, key) in [
-          ("ETag", ResumeDataKey.entityTag), ("Last-Modified", ResumeDataKey.serverDownloadDate),
-        ] {
-          if let value = headers.first(where: {
-            HTTPFieldName.equal($0.name, name)
-          })?.value {
-            entries[key] = .string(value)
-            derived.append(
-              Finding(
-                "conversion-derived", .info, "\(key) taken from the response's \(name) header",
-                path: key))
-          }
+      entries.append((ResumeDataKey.response, .data(bytes)))
+      // The validators Network.framework keeps only in the response (read with the blob's parts
+      // when it was read in place: the response archive is not decoded again).
+      let values = parts.responseValidators ?? blob.networkFrameworkValidators
+      for (index, key) in [ResumeDataKey.entityTag, ResumeDataKey.serverDownloadDate].enumerated() {
+        if let value = values[index] {
+          entries.append((key, .string(value)))
+          derived.append(
+            Finding(
+              "conversion-derived", .info,
+              "\(key) taken from the response's \(NetworkFrameworkParts.validatorNames[index]) header",
+              path: key))
         }
       }
     }
-    if let name = blob.tempFileName { entries[ResumeDataKey.tempFileName] = .string(name) }
+    let name = blob.tempFileName
+    if let name { entries.append((ResumeDataKey.tempFileName, .string(name))) }
     if let path = blob.localPath {
-      entries[ResumeDataKey.localPath] = .string(ResumeData.plainPath(path))
+      entries.append((ResumeDataKey.localPath, .string(ResumeData.plainPath(path))))
     }
     // Network.framework records no byte count: the partial file's size is the count.
-    if let name = blob.tempFileName, ResumeData.isSafeBareName(name), let directory,
+    if let directory, let name, ResumeData.isSafeBareName(name),
       let size = ResumeData.fileSize(directory.appendingPathComponent(name))
     {
-      entries[ResumeDataKey.bytesReceived] = .integer(PropertyListInteger(size))
+      entries.append((ResumeDataKey.bytesReceived, .integer(PropertyListInteger(size))))
       derived.append(
         Finding(
           "conversion-derived", .info,
           "BytesReceived set to the partial file's size, \(size)",
           path: ResumeDataKey.bytesReceived))
     }
-    return entries
+    return PropertyListDictionary(uniqueKeys: entries)
   }
 
   /// Makes sure the partial file is named by an absolute `LocalPath`, and drops `TempFileName`.

@@ -22,10 +22,20 @@ public enum NetworkFrameworkMask {
   /// The bytes with their first 8 XORed with the mask (masking and unmasking are the same operation).
   public static func toggled(_ bytes: Data) -> Data {
     var copy = bytes
-    for offset in 0..<min(8, copy.count) {
-      let index = copy.index(copy.startIndex, offsetBy: offset)
-      copy[index] ^= key[offset]
+    // Through the buffer: each subscript of a `Data` checks its index and uniqueness, which for
+    // eight bytes cost several times the copy.
+    copy.withUnsafeMutableBytes { bytes in
+      for offset in 0..<min(8, bytes.count) {
+        bytes[offset] ^= UInt8(truncatingIfNeeded: maskBits >> (8 * offset))
+      }
     }
     return copy
   }
+
+  // The mask's bytes, the first in the low bits.
+  private static let maskBits: UInt64 = {
+    var bits: UInt64 = 0
+    for (offset, byte) in key.enumerated() { bits |= UInt64(byte) << (8 * offset) }
+    return bits
+  }()
 }

@@ -14,8 +14,9 @@ enum NetworkFrameworkSubArchive: Sendable {
   case absent
   /// `KeyedArchive(root: value).encoded()` of the object the field names.
   case archived(Data)
-  /// Archiving the object threw: what conversion reports.
-  case unencodable(ResumeDataError)
+  /// Archiving the object threw: what conversion reports. (Boxed: the error is large, and the
+  /// parts that hold three of these are copied whole as a blob is read.)
+  indirect case unencodable(ResumeDataError)
 
   var bytes: Data? {
     if case .archived(let bytes) = self { return bytes }
@@ -34,6 +35,14 @@ struct NetworkFrameworkParts: Sendable {
   var fileURL: String?
   /// The objects archived from the bytes of an archive read in place (known to decode, then).
   var writtenUIDs: [UInt64] = []
+  /// The values of the response's header fields named `validatorNames`, as decoding the response
+  /// archive gives them (nil for each it does not hold, or when there is no response), read with
+  /// the parts in place; nil when they are found by decoding it.
+  var responseValidators: [String?]?
+
+  /// The header fields that hold a Network.framework blob's validators, which it keeps only in its
+  /// response: `ETag` and `Last-Modified`.
+  static let validatorNames = ["ETag", "Last-Modified"]
 
   /// The fields of a decoded root object.
   init(info: ArchivedObject) {
@@ -63,8 +72,9 @@ struct NetworkFrameworkParts: Sendable {
   }
 
   /// The fields of the root object of an archive read in place, each what `init(info:)` gives for
-  /// the decoded root; nil when one of them is not written from the bytes (the caller then decodes
-  /// the archive). The caller then checks that the rest of the root decodes (`decodesFromBytes`).
+  /// the decoded root; nil when one of them is not written from the bytes, or when the rest of the
+  /// root would not decode (`KeyedArchiveView.decodesFromBytes`): the caller then decodes the
+  /// archive.
   init?(view: KeyedArchiveView) {
     let table = view.table
     let root = view.object(view.rootUID)
@@ -76,18 +86,29 @@ struct NetworkFrameworkParts: Sendable {
       let uid = table.uid(value)
       return uid == 0 || view.isNull(uid) ? nil : uid
     }
+    // One writer for every object, and for the check of the root.
+    var writer = SubArchiveWriter(view: view)
     func archived(_ uid: UInt64?) -> NetworkFrameworkSubArchive? {
       guard let uid else { return .absent }
-      return view.archivedAsRoot(uid).map { .archived($0) }
+      return writer.archivedAsRoot(uid).map { .archived($0) }
     }
     let currentUID = reference("currentRequest")
     let originalUID = reference("originalRequest")
+    let responseUID = reference("response")
     guard let current = archived(currentUID),
       let original = originalUID == currentUID ? current : archived(originalUID),
-      let response = archived(reference("response"))
+      let response = archived(responseUID)
     else { return nil }
+    let written = [currentUID, originalUID, responseUID].compactMap { $0 }
+    guard writer.decodesFromBytes(view.rootUID, written: written) else { return nil }
     (currentRequest, originalRequest, self.response) = (current, original, response)
-    writtenUIDs = [currentUID, originalUID, reference("response")].compactMap { $0 }
+    writtenUIDs = written
+    responseValidators =
+      if let responseUID {
+        view.responseHeaderValues(ofWritten: responseUID, Self.validatorNames)
+      } else {
+        [String?](repeating: nil, count: Self.validatorNames.count)
+      }
     if let uid = reference("tempFileName") {
       let object = view.object(uid)
       if table.isKind(object, .string) {

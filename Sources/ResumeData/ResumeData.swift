@@ -220,9 +220,8 @@ public struct ResumeData: Sendable, Hashable {
     guard let view = KeyedArchiveView(unmasked, limits: limits.propertyList),
       view.rootUID != 0,
       let classUID = view.classUID(ofInstance: view.object(view.rootUID)),
-      view.mostDerivedClassName(classUID).hasPrefix("NWURLSession"),
-      let parts = NetworkFrameworkParts(view: view),
-      view.decodesFromBytes(view.rootUID, written: parts.writtenUIDs)
+      view.mostDerivedClassName(classUID, hasPrefix: "NWURLSession"),
+      let parts = NetworkFrameworkParts(view: view)
     else { return nil }
     return (unmasked, parts)
   }
@@ -699,9 +698,31 @@ public struct ResumeData: Sendable, Hashable {
   /// A header of a Network.framework blob's response (its validators live only there).
   private func networkFrameworkHeader(_ name: String) -> String? {
     guard isNetworkFramework || nested != nil else { return nil }
+    if let index = NetworkFrameworkParts.validatorNames.firstIndex(of: name) {
+      return networkFrameworkValidators[index]
+    }
     return response?.headerFields?.first {
       HTTPFieldName.equal($0.name, name)
     }?.value
+  }
+
+  /// The values of the response's header fields named `NetworkFrameworkParts.validatorNames` (nil
+  /// for each it does not hold): read with a Network.framework blob's parts in place when they
+  /// were, else from the decoded response.
+  var networkFrameworkValidators: [String?] {
+    if let values = inPlaceResponseValidators { return values }
+    let headers = response?.headerFields
+    return NetworkFrameworkParts.validatorNames.map { name in
+      headers?.first { HTTPFieldName.equal($0.name, name) }?.value
+    }
+  }
+
+  // The validators read in place, when the response they come from is the Network.framework
+  // blob's (here or in WebKit's wrapper), as `response` picks it.
+  private var inPlaceResponseValidators: [String?]? {
+    guard data(ResumeDataKey.response) == nil else { return nil }
+    if let network = networkFramework.value { return network.parts.responseValidators }
+    return nested?.inPlaceResponseValidators
   }
   /// `NSURLSessionResumeInfoTempFileName`, or a Network.framework blob's `tempFileName`.
   public var tempFileName: String? {

@@ -108,11 +108,18 @@ public enum ResumeDifferential {
     return archives
   }
 
+  /// A Network.framework blob's response validators (`ETag`, `Last-Modified`) as read with its
+  /// parts in place; nil when they are found by decoding the response, or for other blobs.
+  public static func responseValidatorsReadInPlace(_ blob: ResumeData) -> [String?]? {
+    blob.networkFrameworkParts?.responseValidators
+  }
+
   /// Where writing from the bytes and writing through the decoded tree differ for a blob, or nil:
   /// each object of a Network.framework blob archived on its own (`currentRequest`,
   /// `originalRequest`, `response`) and its partial file's name and URL, as the blob holds them
   /// against what its decoded root gives, and the blob's plain entries archived as a keyed root
-  /// (both root keys, mutable or not), compared where the writer from the bytes writes them.
+  /// (both root keys, mutable or not), compared where the writer from the bytes writes them; and
+  /// the response's validators read with the parts, against its decoded header fields.
   public static func writerDifference(_ blob: ResumeData) -> String? {
     if let parts = blob.networkFrameworkParts, let info = blob.networkFrameworkInfo {
       let tree = NetworkFrameworkParts(info: info)
@@ -125,6 +132,16 @@ public enum ResumeDifferential {
       }
       if parts.tempFileName != tree.tempFileName || parts.fileURL != tree.fileURL {
         return "the partial file read from the bytes differs from the decoded root"
+      }
+      if let values = parts.responseValidators {
+        let headers = tree.response.bytes.flatMap { try? URLResponseArchive(decoding: $0) }?
+          .headerFields
+        let decoded = NetworkFrameworkParts.validatorNames.map { name in
+          headers?.first { HTTPFieldName.equal($0.name, name) }?.value
+        }
+        if values != decoded {
+          return "the response's validators read from the bytes differ from its decoded headers"
+        }
       }
     }
     let pairs = blob.entries.entries.map {

@@ -82,6 +82,130 @@ struct SubArchiveTests {
     }
   }
 
+  @Test("Archives of more than 255 objects: references of two bytes, as the tree writes them")
+  func wideReferences() throws {
+    // A request of 150 header fields is over 300 objects flattened.
+    var fields = URLRequestFields(url: "https://example.com/wide")
+    fields.httpMethod = "GET"
+    for index in 0..<150 { fields.headerFields.append(.init("X-Field-\(index)", "value \(index)")) }
+    let source = try ResumeData(decoding: try fixture("resume/keyed-v5-response.archive"))
+    var entries = source.entries
+    entries[ResumeDataKey.currentRequest] = .data(try URLRequestArchive(fields).encoded())
+    let keyed = try ResumeData(building: entries, as: .keyed)
+    let nw = try ResumeData(decoding: try keyed.converted(to: .networkFramework).blob.encoded())
+    #expect(try compare(nw, "150 header fields") >= 1)
+    // A root dictionary of 200 entries, written straight.
+    let pairs = (0..<200).map {
+      ArchivedDictionaryEntry(.string("key \($0)"), .string("value \($0 % 150)"))
+    }
+    let straight = try #require(
+      KeyedArchive.encodedDictionary(pairs, mutable: true, rootKey: "NSKeyedArchiveRootObjectKey"))
+    let tree = try KeyedArchive(root: .dictionary(pairs, mutable: true)).encoded(as: .binary)
+    #expect(firstDifference(straight, tree) == nil)
+  }
+
+  @Test("One writer for every object of an archive: each as the tree writes it")
+  func oneWriterForMany() throws {
+    let data = NetworkFrameworkMask.toggled(try fixture("resume/network-framework.blob"))
+    let archive = try KeyedArchive(decoding: data)
+    let written = try #require(SubArchiveDifferential.archivedAsRoot(data, firstObjects: 1_000))
+    #expect(written.count >= 3)
+    for (uid, bytes) in written {
+      let tree = try KeyedArchive(root: archive.decodeValue(uid)).encoded()
+      #expect(firstDifference(bytes, tree) == nil, "object \(uid)")
+    }
+  }
+
+  /// A response object holding these fields.
+  static func response(_ fields: [ArchivedField], chain: [String]? = nil) -> ArchivedValue {
+    .object(
+      ArchivedObject(
+        classChain: chain ?? ["NSHTTPURLResponse", "NSURLResponse", "NSObject"], fields: fields))
+  }
+
+  static func headers(_ pairs: [(ArchivedValue, ArchivedValue)]) -> ArchivedValue {
+    .dictionary(pairs.map { ArchivedDictionaryEntry($0.0, $0.1) }, mutable: false)
+  }
+
+  @Test("A response's validators read with the parts in place, as its decoded header fields")
+  func responseValidators() throws {
+    let request = try KeyedArchive(
+      decoding: URLRequestArchive(URLRequestFields(url: "https://example.com/a")).encoded()
+    ).decodeRoot()
+    let etag = ArchivedValue.string("\"abc\"")
+    let date = ArchivedValue.string("Mon, 01 Jan 2024 00:00:00 GMT")
+    let cases: [(name: String, response: ArchivedValue, etag: String?, date: String?)] = [
+      (
+        "both, in other cases",
+        Self.response([
+          ArchivedField("statusCode", .inline(.integer(PropertyListInteger(200)))),
+          ArchivedField(
+            "allHeaderFields",
+            .reference(Self.headers([(.string("etag"), etag), (.string("LAST-MODIFIED"), date)]))),
+        ]), "\"abc\"", "Mon, 01 Jan 2024 00:00:00 GMT"
+      ),
+      (
+        "the first string of a name, past values that are not strings",
+        Self.response([
+          ArchivedField(
+            "headers",
+            .reference(
+              Self.headers([
+                (.string("ETag"), .integer(PropertyListInteger(5))),
+                (.integer(PropertyListInteger(1)), etag),
+                (.string("ETag"), .string("second")), (.string("ETag"), .string("third")),
+              ])))
+        ]), "second", nil
+      ),
+      (
+        "a header field that is no dictionary, then one that is",
+        Self.response([
+          ArchivedField("Headers", .inline(.string("inline"))),
+          ArchivedField("headerText", .reference(.string("a string"))),
+          ArchivedField("headerNil", .reference(.null)),
+          ArchivedField("headerList", .reference(.array([etag], mutable: false))),
+          ArchivedField("theHeaderFields", .reference(Self.headers([(.string("Etag"), etag)]))),
+          ArchivedField(
+            "moreHeaders", .reference(Self.headers([(.string("Last-Modified"), date)]))),
+        ]), "\"abc\"", nil
+      ),
+      (
+        "no header field",
+        Self.response([ArchivedField("status", .inline(.integer(PropertyListInteger(200))))]), nil,
+        nil
+      ),
+      (
+        "not a response",
+        Self.response(
+          [ArchivedField("headers", .reference(Self.headers([(.string("ETag"), etag)])))],
+          chain: ["NSCachedResponse", "NSObject"]), nil, nil
+      ),
+      ("a dictionary, not a response", Self.headers([(.string("ETag"), etag)]), nil, nil),
+    ]
+    for (name, response, expectedTag, expectedDate) in cases {
+      let data = try NetworkFrameworkInPlaceTests.blob([
+        ArchivedField("currentRequest", .reference(request)),
+        ArchivedField("response", .reference(response)),
+        ArchivedField("tempFileName", .reference(.string("CFNetworkDownload_v.tmp"))),
+      ])
+      let blob = try ResumeData(decoding: data)
+      #expect(blob.isReadInPlace, "\(name)")
+      #expect(
+        ResumeDifferential.responseValidatorsReadInPlace(blob) == [expectedTag, expectedDate],
+        "\(name)")
+      #expect(blob.entityTag == expectedTag, "\(name)")
+      #expect(blob.serverDownloadDate == expectedDate, "\(name)")
+      #expect(ResumeDifferential.writerDifference(blob) == nil, "\(name)")
+      #expect(ResumeDifferential.difference(data) == nil, "\(name)")
+      // Converted, the validators become entries of their own.
+      let keyed = try blob.converted(to: .keyed).blob
+      #expect(keyed.entityTag == expectedTag, "\(name)")
+      #expect(keyed.serverDownloadDate == expectedDate, "\(name)")
+      let eager = try ResumeData(decodingEagerly: data).converted(to: .keyed).blob
+      #expect(keyed.entries == eager.entries, "\(name)")
+    }
+  }
+
   @Test(
     "A root of plain values is written straight, as archived through the tree",
     arguments: [
