@@ -80,27 +80,13 @@ func jsonNumber(_ value: Double) -> String {
 /// eight bytes a step: most text holds none and is then copied whole, so this scan is most of
 /// what writing it costs.
 package func jsonNeedsEscapes(_ text: UnsafeRawBufferPointer) -> Bool {
-  let ones: UInt64 = 0x0101_0101_0101_0101
-  let highs: UInt64 = 0x8080_8080_8080_8080
-  // Whether a byte of `word` is zero (exactly: a borrow only runs on from a zero byte).
-  func hasZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
-  var position = 0
-  while text.count &- position >= 8 {
-    let word = text.loadUnaligned(fromByteOffset: position, as: UInt64.self)
-    // A byte below 0x20; a byte equal to 0x22; a byte equal to 0x5C.
-    if (word &- ones &* 0x20) & ~word & highs != 0 || hasZero(word ^ (ones &* 0x22))
-      || hasZero(word ^ (ones &* 0x5C))
-    {
-      return true
-    }
-    position &+= 8
-  }
-  while position < text.count {
-    let byte = text[position]
-    if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
-    position &+= 1
-  }
-  return false
+  ByteScan.contains(
+    text,
+    mayHold: {
+      ByteScan.mayHave(below: 0x20, in: $0) || ByteScan.mayHave(UInt8(ascii: "\""), in: $0)
+        || ByteScan.mayHave(UInt8(ascii: "\\"), in: $0)
+    },
+    where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
 }
 
 /// Appends a JSON string literal (RFC 8259 escaping).

@@ -168,37 +168,39 @@ public struct XMLPropertyListWriter: Sendable {
   /// Whether text holds `<`, `>`, `&`, a CR, a control character other than tab and LF, or 0xEF
   /// (the lead byte of U+FFFE and U+FFFF): what `appendEscaped` must look at byte by byte.
   static func needsEscaping(_ text: UnsafeRawBufferPointer) -> Bool {
-    func needsWork(_ byte: UInt8) -> Bool {
-      switch byte {
-      case UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"), 0x0D, 0xEF: true
-      case 0x09, 0x0A: false
-      case 0..<0x20: true
-      default: false
-      }
-    }
-    let ones: UInt64 = 0x0101_0101_0101_0101
-    let highs: UInt64 = 0x8080_8080_8080_8080
-    // Whether a byte of `word` may be zero (a borrow runs on only from a zero byte, so a false
-    // answer is exact).
-    func mayHaveZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
-    var position = 0
-    // Eight bytes a step: a word with no byte below 0x20, at or above 0x80, or equal to `<`,
-    // `>` or `&` needs nothing; one that may have one is looked at byte by byte.
-    while text.count &- position >= 8 {
-      let word = text.loadUnaligned(fromByteOffset: position, as: UInt64.self)
-      if (word & highs) != 0 || (word &- (ones &* 0x20)) & ~word & highs != 0
-        || mayHaveZero(word ^ (ones &* 0x3C)) || mayHaveZero(word ^ (ones &* 0x3E))
-        || mayHaveZero(word ^ (ones &* 0x26))
-      {
-        for offset in position..<(position &+ 8) where needsWork(text[offset]) { return true }
-      }
-      position &+= 8
-    }
-    while position < text.count {
-      if needsWork(text[position]) { return true }
-      position &+= 1
-    }
-    return false
+    ByteScan.contains(
+      text,
+      mayHold: {
+        ByteScan.hasHigh($0) || ByteScan.mayHave(below: 0x20, in: $0)
+          || ByteScan.mayHave(UInt8(ascii: "<"), in: $0)
+          || ByteScan.mayHave(UInt8(ascii: ">"), in: $0)
+          || ByteScan.mayHave(UInt8(ascii: "&"), in: $0)
+      },
+      where: { byte in
+        switch byte {
+        case UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"), 0x0D, 0xEF: true
+        case 0x09, 0x0A: false
+        case 0..<0x20: true
+        default: false
+        }
+      })
+  }
+
+  /// Whether text is printable ASCII, tabs and line breaks only: text the writer writes as it is
+  /// (a CR as a character reference) and every reader reads back as it was.
+  package static func isPlainText(_ text: UnsafeRawBufferPointer) -> Bool {
+    !ByteScan.contains(
+      text,
+      mayHold: {
+        ByteScan.hasHigh($0) || ByteScan.mayHave(below: 0x20, in: $0)
+          || ByteScan.mayHave(0x7F, in: $0)
+      },
+      where: { !((0x20..<0x7F).contains($0) || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) })
+  }
+
+  /// `isPlainText` of bytes in an array.
+  package static func isPlainText(_ text: [UInt8]) -> Bool {
+    text.withUnsafeBytes { isPlainText($0) }
   }
 
   /// Base64 in CoreFoundation's line layout: a line is flushed once it reaches 76 − 8·indent

@@ -414,8 +414,9 @@ public struct ResumeData: Sendable, Hashable {
       guard count <= budget.longestValue else { return false }
       bounds.lowerBound += count
       bounds.upperBound += 5 * count
-      return text.utf8.withContiguousStorageIfAvailable(Self.isPlainXMLText)
-        ?? Array(text.utf8).withUnsafeBufferPointer(Self.isPlainXMLText)
+      return text.utf8.withContiguousStorageIfAvailable {
+        XMLPropertyListWriter.isPlainText(UnsafeRawBufferPointer($0))
+      } ?? XMLPropertyListWriter.isPlainText(Array(text.utf8))
     }
     switch value {
     case .string(let text):
@@ -462,37 +463,6 @@ public struct ResumeData: Sendable, Hashable {
     case .date, .real, .uid:
       return nil
     }
-  }
-
-  /// Whether text is printable ASCII, tabs and line breaks only: what XML carries as it is.
-  private static func isPlainXMLText(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-    func isPlain(_ byte: UInt8) -> Bool {
-      (0x20..<0x7F).contains(byte) || byte == 0x09 || byte == 0x0A || byte == 0x0D
-    }
-    guard let base = UnsafeRawPointer(bytes.baseAddress) else { return true }
-    let count = bytes.count
-    var index = 0
-    // Eight bytes a step: a word with no byte at or above 0x7F and none below 0x20 is plain; one
-    // that has some (a tab, say) is looked at byte by byte.
-    let ones: UInt64 = 0x0101_0101_0101_0101
-    let highs: UInt64 = 0x8080_8080_8080_8080
-    while index &+ 8 <= count {
-      let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-      // Bytes below 0x20, and bytes equal to 0x7F, by the borrow of a subtraction (which may also
-      // flag a plain byte next to one: the byte-by-byte look then decides).
-      let belowSpace = (word &- (ones &* 0x20)) & ~word & highs
-      let flipped = word ^ (ones &* 0x7F)
-      let delete = (flipped &- ones) & ~flipped & highs
-      if (word & highs) | belowSpace | delete != 0 {
-        for offset in index..<(index &+ 8) where !isPlain(bytes[offset]) { return false }
-      }
-      index &+= 8
-    }
-    while index < count {
-      guard isPlain(bytes[index]) else { return false }
-      index &+= 1
-    }
-    return true
   }
 
   /// A keyed blob's archive and root dictionary, or nil to read the dictionary as a plain one:

@@ -8,6 +8,14 @@ import Testing
 /// it pins.
 let resumeFuzzRegressions = filesInRepository("Tests/ResumeDataTests/FuzzRegressions")
 
+/// The blob a resume-data fuzz find holds, when it reads as one.
+func resumeFuzzFind(_ name: String) throws -> ResumeData? {
+  let data = try Data(
+    contentsOf: repositoryRoot.appendingPathComponent("Tests/ResumeDataTests/FuzzRegressions")
+      .appendingPathComponent(name))
+  return try? ResumeData(decoding: data)
+}
+
 @Suite("Resume-data fuzz regressions")
 struct ResumeFuzzRegressionTests {
   @Test("The regressions folder holds the fuzzer's finds") func present() {

@@ -179,10 +179,7 @@ extension ConvertedWithoutReadingTests {
     "Every resume-data fuzz find converted to every generation: the blob is its bytes read back",
     arguments: resumeFuzzRegressions)
   func everyFuzzFind(_ name: String) throws {
-    let data = try Data(
-      contentsOf: repositoryRoot.appendingPathComponent("Tests/ResumeDataTests/FuzzRegressions")
-        .appendingPathComponent(name))
-    guard let blob = try? ResumeData(decoding: data) else { return }
+    guard let blob = try resumeFuzzFind(name) else { return }
     for target in ResumeDataGeneration.allCases {
       #expect(ResumeDifferential.conversionDifference(blob, to: target) == nil, "\(name)")
     }

@@ -25,10 +25,7 @@ struct RepairedWithoutReadingTests {
     "Every resume-data fuzz find repaired for every target: the blob is its bytes read back",
     arguments: resumeFuzzRegressions)
   func everyFuzzFind(_ name: String) throws {
-    let data = try Data(
-      contentsOf: repositoryRoot.appendingPathComponent("Tests/ResumeDataTests/FuzzRegressions")
-        .appendingPathComponent(name))
-    guard let blob = try? ResumeData(decoding: data) else { return }
+    guard let blob = try resumeFuzzFind(name) else { return }
     for target in RepairTarget.allCases {
       #expect(ResumeDifferential.repairDifference(blob, for: target) == nil, "\(name)")
     }
