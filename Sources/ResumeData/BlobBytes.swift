@@ -22,7 +22,7 @@ struct BlobBytes: Sendable, Hashable {
   /// cannot fail.
   init(xmlOf dictionary: PropertyListDictionary, writable: WritableXML) {
     read = nil
-    pending = PendingXML(dictionary, lowerBound: writable.lowerBound)
+    pending = PendingXML(dictionary, bounds: writable)
   }
 
   /// The bytes, written now if they were pending.
@@ -34,8 +34,16 @@ struct BlobBytes: Sendable, Hashable {
   /// Whether there are fewer than `count` bytes: pending XML is written only when a lower bound
   /// on its length does not settle it.
   func isShorter(than count: Int) -> Bool {
-    if let pending, pending.lowerBound >= count { return false }
+    if let pending, pending.bounds.lowerBound >= count { return false }
     return data.count < count
+  }
+
+  /// For pending XML, whether its length once written lies within the bounds it was given (for
+  /// the differential checks); nil for bytes that were not pending.
+  var lengthIsWithinBounds: Bool? {
+    guard let pending else { return nil }
+    let count = pending.bytes.count
+    return pending.bounds.lowerBound <= count && count <= pending.bounds.upperBound
   }
 
   static func == (lhs: BlobBytes, rhs: BlobBytes) -> Bool { lhs.data == rhs.data }
@@ -45,7 +53,7 @@ struct BlobBytes: Sendable, Hashable {
   /// What `ResumeData.carriedExactlyByXML` found out of a dictionary's XML without writing it:
   /// bounds on its length. Only that check makes one, after vouching that the XML writer takes
   /// every value (no date or real, text of printable ASCII).
-  struct WritableXML {
+  struct WritableXML: Sendable {
     /// At most as many bytes as the XML has.
     var lowerBound: Int
     /// At least as many bytes as the XML has.
@@ -56,12 +64,12 @@ struct BlobBytes: Sendable, Hashable {
 /// A dictionary's XML, written once on first use (a mutex makes the box safe to share).
 private final class PendingXML: Sendable {
   let dictionary: PropertyListDictionary
-  let lowerBound: Int
+  let bounds: BlobBytes.WritableXML
   private let written = Mutex<Data?>(nil)
 
-  init(_ dictionary: PropertyListDictionary, lowerBound: Int) {
+  init(_ dictionary: PropertyListDictionary, bounds: BlobBytes.WritableXML) {
     self.dictionary = dictionary
-    self.lowerBound = lowerBound
+    self.bounds = bounds
   }
 
   var bytes: Data {

@@ -102,6 +102,10 @@ public struct ResumeData: Sendable, Hashable {
   /// The size in bytes of the blob as it was read.
   public var originalCount: Int { original.count }
 
+  /// For a blob whose bytes were written on first use, whether their length lies within the bounds
+  /// the conversion gave it; nil for any other blob.
+  var originalLengthIsWithinBounds: Bool? { original.lengthIsWithinBounds }
+
   /// Whether the blob is smaller than any that carries a request archive (`tinyBlobSize`), found
   /// without writing the XML of a converted blob when its length is surely larger.
   var isTiny: Bool { original.isShorter(than: Self.tinyBlobSize) }
@@ -333,7 +337,9 @@ public struct ResumeData: Sendable, Hashable {
     var budget = (
       objects: limits.maximumObjectCount / 2, longestValue: limits.maximumValueLength / 2
     )
-    var bounds = BlobBytes.WritableXML(lowerBound: 0, upperBound: 0)
+    // The declaration, the DOCTYPE and the `plist` element's tags (172 bytes) lie outside the
+    // values, and only the upper bound counts them: the lower one is then lower still.
+    var bounds = BlobBytes.WritableXML(lowerBound: 0, upperBound: 256)
     guard Self.holdsResumeKeys(dictionary),
       let sorted = Self.carriedExactlyByXML(
         .dictionary(dictionary), depth: min(limits.maximumDepth / 2, 64), budget: &budget,

@@ -68,6 +68,9 @@ public enum ResumeDifferential {
       let bytes = try? conversion.blob.encoded(keepingUntouchedBytes: true)
     else { return nil }
     let converted = conversion.blob
+    if converted.originalLengthIsWithinBounds == false {
+      return "the \(target.rawValue) blob's XML lies outside the bounds of its length"
+    }
     guard let read = try? ResumeData(decoding: bytes) else {
       return "the \(target.rawValue) blob does not read back"
     }
