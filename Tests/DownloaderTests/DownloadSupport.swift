@@ -40,9 +40,11 @@ func sha256(_ data: Data) -> String {
 /// write to time out, so the timeout is short.
 let quickServer = TestHTTPServer.Configuration(idleTimeout: .seconds(1))
 
-/// A server holding the source at `/file`.
-func sourceServer() throws -> TestHTTPServer {
-  let server = try TestHTTPServer(configuration: quickServer)
+/// A server holding the source at `/file` (`stallingServer` for a test that pauses at a stall).
+func sourceServer(_ configuration: TestHTTPServer.Configuration = quickServer) throws
+  -> TestHTTPServer
+{
+  let server = try TestHTTPServer(configuration: configuration)
   server.serve(path: "/file", body: sourceBytes, etag: sourceTag, lastModified: sourceModified)
   return server
 }
@@ -90,12 +92,28 @@ func milestones(_ events: [DownloadEvent]) -> [DownloadEvent] {
   }
 }
 
-/// Pauses a download once it has received at least `bytes` (or after 90 s, so a test that goes
-/// wrong ends: long, because a run whose other tests block the threads of its pool can hold the
-/// requests of a download over several connections back for many seconds).
+/// How long a test waits for a download to get somewhere before it says it did not. Long: a run
+/// whose other tests keep the threads of its pool busy can hold a download's connections back for
+/// minutes (a pause test once waited over 90 s on 2 cores with the whole suite and a fuzzer
+/// running); a bound only so that a test that goes wrong ends.
+let patience: Duration = .seconds(600)
+
+/// A server configuration for pause tests: a stalled response stays open until `stop()` cuts it
+/// (or `patience` passes), so that no wait of the test outlasts the stall; were the server to
+/// close it first, the client's retry would bring in bytes past the stall.
+let stallingServer = TestHTTPServer.Configuration(idleTimeout: .seconds(1), stallTimeout: patience)
+
+/// Pauses a download once it has received at least `bytes`; records an issue saying so when it has
+/// not within `patience`, and pauses anyway.
 func pause(_ download: Download, after bytes: Int64) async {
-  let deadline = ContinuousClock.now + .seconds(90)
-  while await download.bytesReceived < bytes, ContinuousClock.now < deadline {
+  let deadline = ContinuousClock.now + patience
+  while await download.bytesReceived < bytes {
+    guard ContinuousClock.now < deadline else {
+      Issue.record(
+        "the download had \(await download.bytesReceived) of the \(bytes) bytes to pause after, \(patience) in"
+      )
+      break
+    }
     try? await Task.sleep(for: .milliseconds(5))
   }
   await download.pause()
@@ -103,14 +121,15 @@ func pause(_ download: Download, after bytes: Int64) async {
 
 /// A download of `server`'s `/file` whose every response stops after `stallAfter` bytes (so that
 /// the pause lands there however the tests are scheduled), paused once `pauseAfter` bytes are in:
-/// the download and the resume data it handed back.
+/// the download and the resume data it handed back. `server` is a `stallingServer`, and the
+/// download's own stall timeout is `patience`: neither side ends a stall before the pause.
 func pausedAtStall(
   _ server: TestHTTPServer, configuration: DownloadConfiguration, destination: URL,
   stallAfter: Int, pauseAfter: Int64
 ) async throws -> (Download, Data) {
   server.setFaults(path: "/file", [.stall(afterBytes: stallAfter)])
   var configuration = configuration
-  configuration.stallTimeout = .seconds(60)
+  configuration.stallTimeout = patience
   let download = try Download(
     url: server.baseURL.appendingPathComponent("file"), destination: destination,
     configuration: configuration)

@@ -164,7 +164,7 @@ struct DownloadTests {
 
   @Test("Pause writes resume data in Apple's layout, and resuming from it finishes the file")
   func pauseAndResume() async throws {
-    let server = try sourceServer()
+    let server = try sourceServer(stallingServer)
     defer { server.stop() }
     let scratch = try Scratch()
     defer { scratch.remove() }
@@ -202,13 +202,13 @@ struct DownloadTests {
 
   @Test("A file replaced with one of the same size is started over, never spliced")
   func replacedFile() async throws {
-    let server = try sourceServer()
+    let server = try sourceServer(stallingServer)
     defer { server.stop() }
     server.setFaults(path: "/file", [.stall(afterBytes: 300_000)])
     let scratch = try Scratch()
     defer { scratch.remove() }
     var configuration = scratch.configuration()
-    configuration.stallTimeout = .seconds(60)
+    configuration.stallTimeout = patience
     let first = try Download(
       url: server.baseURL.appendingPathComponent("file"), destination: scratch.file("out"),
       configuration: configuration)

@@ -70,13 +70,13 @@ struct InteropTests {
       ResumeDataGeneration.keyed, .v1, .v2, .v4, .safari,
     ])
   func ourGenerations(generation: ResumeDataGeneration) async throws {
-    let server = try sourceServer()
+    let server = try sourceServer(stallingServer)
     defer { server.stop() }
     server.setFaults(path: "/file", [.stall(afterBytes: 200_000)])
     let scratch = try Scratch()
     defer { scratch.remove() }
     var configuration = scratch.configuration()
-    configuration.stallTimeout = .seconds(60)
+    configuration.stallTimeout = patience
     configuration.resumeDataGeneration = generation
     configuration.headers = [("X-Client", "tests")]
     let url = server.baseURL.appendingPathComponent("file")

@@ -8,7 +8,7 @@ import Testing
 struct ManagerTests {
   /// A server with `count` files at `/f0`, `/f1`, …, each the source reversed at a different place.
   func servers(files count: Int) throws -> (TestHTTPServer, [Data]) {
-    let server = try TestHTTPServer(configuration: quickServer)
+    let server = try TestHTTPServer(configuration: stallingServer)
     var bodies = [Data]()
     for index in 0..<count {
       let body = sourceBytes.prefix(200_000 + index * 1_000)
@@ -83,7 +83,7 @@ struct ManagerTests {
     defer { scratch.remove() }
     let state = scratch.file("state")
     var configuration = scratch.configuration()
-    configuration.stallTimeout = .seconds(60)
+    configuration.stallTimeout = patience
     let first = try DownloadManager(
       stateDirectory: state, maximumConcurrent: 1, configuration: configuration)
     let id = await first.add(
@@ -125,7 +125,7 @@ struct ManagerTests {
     defer { scratch.remove() }
     let state = scratch.file("state")
     var configuration = scratch.configuration()
-    configuration.stallTimeout = .seconds(60)
+    configuration.stallTimeout = patience
     let manager = try DownloadManager(stateDirectory: state, configuration: configuration)
     let id = await manager.add(
       server.baseURL.appendingPathComponent("f0"), destination: scratch.file("out0"))

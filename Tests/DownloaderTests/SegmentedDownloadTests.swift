@@ -195,7 +195,7 @@ struct SegmentedDownloadTests {
       url: server.baseURL.appendingPathComponent("file"), destination: destination,
       configuration: segmented(scratch, connections: 3))
     async let run = runCollecting(download)
-    let deadline = ContinuousClock.now + .seconds(90)
+    let deadline = ContinuousClock.now + patience
     while await download.bytesReceived < 300_000, ContinuousClock.now < deadline {
       try await Task.sleep(for: .milliseconds(2))
     }
@@ -220,7 +220,7 @@ struct SegmentedDownloadTests {
     "Pause hands back Apple's resume data for the prefix and the map; resuming asks only for what is missing"
   )
   func pauseAndResume() async throws {
-    let server = try sourceServer()
+    let server = try sourceServer(stallingServer)
     defer { server.stop() }
     let scratch = try Scratch()
     defer { scratch.remove() }
@@ -287,7 +287,7 @@ struct SegmentedDownloadTests {
 
   @Test("Resume data of one connection continues over four: the probe continues the prefix")
   func prefixOverFour() async throws {
-    let server = try sourceServer()
+    let server = try sourceServer(stallingServer)
     defer { server.stop() }
     let scratch = try Scratch()
     defer { scratch.remove() }
