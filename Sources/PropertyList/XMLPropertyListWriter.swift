@@ -198,11 +198,6 @@ public struct XMLPropertyListWriter: Sendable {
       where: { !((0x20..<0x7F).contains($0) || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) })
   }
 
-  /// `isPlainText` of bytes in an array.
-  package static func isPlainText(_ text: [UInt8]) -> Bool {
-    text.withUnsafeBytes { isPlainText($0) }
-  }
-
   /// Base64 in CoreFoundation's line layout: a line is flushed once it reaches 76 − 8·indent
   /// characters, checked after each input byte; the indent counts at most 8 levels. That length
   /// is a multiple of four, so every line but the last holds whole groups: (76 − 8·indent) / 4 of

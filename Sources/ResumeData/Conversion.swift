@@ -233,7 +233,7 @@ private struct Conversion {
       entries.append((ResumeDataKey.response, .data(bytes)))
       // The validators Network.framework keeps only in the response (read with the blob's parts
       // when it was read in place: the response archive is not decoded again).
-      let values = parts.responseValidators ?? blob.networkFrameworkValidators
+      let values = blob.networkFrameworkValidators
       for (index, key) in [ResumeDataKey.entityTag, ResumeDataKey.serverDownloadDate].enumerated() {
         if let value = values[index] {
           entries.append((key, .string(value)))

@@ -420,9 +420,8 @@ public struct ResumeData: Sendable, Hashable {
       guard count <= budget.longestValue else { return false }
       bounds.lowerBound += count
       bounds.upperBound += 5 * count
-      return text.utf8.withContiguousStorageIfAvailable {
-        XMLPropertyListWriter.isPlainText(UnsafeRawBufferPointer($0))
-      } ?? XMLPropertyListWriter.isPlainText(Array(text.utf8))
+      var text = text
+      return text.withUTF8 { XMLPropertyListWriter.isPlainText(UnsafeRawBufferPointer($0)) }
     }
     switch value {
     case .string(let text):

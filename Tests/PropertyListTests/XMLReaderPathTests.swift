@@ -184,28 +184,21 @@ struct XMLReaderPathTests {
         line: 1, message: "invalid byte 0xC3"),
     ])
   func dataErrors(_ error: DataError) throws {
-    do {
-      _ = try XMLPropertyListReader().read(Data(error.document.utf8))
-      Issue.record("read without an error")
-    } catch let thrown as PropertyListError {
-      #expect(thrown.code == .invalidValue)
-      #expect(thrown.location == .line(error.line))
-      #expect(thrown.message == "invalid base64 in <data> (\(error.message))")
-    }
+    let thrown = try #require(readError(error.document))
+    #expect(thrown.code == .invalidValue)
+    #expect(thrown.location == .line(error.line))
+    #expect(thrown.message == "invalid base64 in <data> (\(error.message))")
   }
 
   @Test func dataLengthLimitAcrossCallbacks() throws {
     let limits = PropertyListLimits(maximumValueLength: 6)
     let reader = XMLPropertyListReader(limits: limits)
     #expect(try reader.read(Data("<data>AAAA&#65;AAA</data>".utf8)) == .data(Data(count: 6)))
-    do {
-      _ = try reader.read(Data("<array>\n<data>AAAA&#65;AAA\r\nAA==</data></array>".utf8))
-      Issue.record("read without an error")
-    } catch let thrown as PropertyListError {
-      #expect(thrown.code == .limitExceeded)
-      #expect(thrown.location == .line(2))
-      #expect(thrown.message == "<data> longer than 6 bytes")
-    }
+    let thrown = try #require(
+      readError("<array>\n<data>AAAA&#65;AAA\r\nAA==</data></array>", limits: limits))
+    #expect(thrown.code == .limitExceeded)
+    #expect(thrown.location == .line(2))
+    #expect(thrown.message == "<data> longer than 6 bytes")
   }
 
   // MARK: Keys and dictionaries
@@ -277,14 +270,10 @@ struct XMLReaderPathTests {
       "<array>\n\n  \r\n<true/>\r\n\r\n  x\n</array>",
       "<array>\n\n  \r\n<true/>\n\n&#32; x\n</array>",
     ] {
-      do {
-        _ = try XMLPropertyListReader().read(Data(document.utf8))
-        Issue.record("read without an error")
-      } catch let thrown as PropertyListError {
-        #expect(thrown.code == .malformed)
-        #expect(thrown.location == .line(6))
-        #expect(thrown.message == "unexpected text \"x\" in <array>")
-      }
+      let thrown = try #require(readError(document))
+      #expect(thrown.code == .malformed)
+      #expect(thrown.location == .line(6))
+      #expect(thrown.message == "unexpected text \"x\" in <array>")
     }
   }
 
@@ -306,12 +295,7 @@ struct XMLReaderPathTests {
           == .dictionary(["s": .string(text), "d": .data(Data(bytes))]), "padding \(padding)")
       // Cut short inside the last end tag: libxml2's error.
       let cut = Data(document.utf8.dropLast(12))
-      do {
-        _ = try XMLPropertyListReader().read(cut)
-        Issue.record("read without an error")
-      } catch let thrown as PropertyListError {
-        #expect(thrown.code == .malformed)
-      }
+      #expect(readError(cut)?.code == .malformed, "padding \(padding)")
     }
   }
 

@@ -12,7 +12,7 @@ private func readXML(_ text: String, limits: PropertyListLimits = .default) thro
 }
 
 /// The error reading a document throws, or nil when it reads.
-private func readError(_ bytes: Data, limits: PropertyListLimits = .default) -> PropertyListError? {
+func readError(_ bytes: Data, limits: PropertyListLimits = .default) -> PropertyListError? {
   do {
     _ = try XMLPropertyListReader(limits: limits).read(bytes)
     return nil
@@ -24,8 +24,7 @@ private func readError(_ bytes: Data, limits: PropertyListLimits = .default) -> 
   }
 }
 
-private func readError(_ text: String, limits: PropertyListLimits = .default) -> PropertyListError?
-{
+func readError(_ text: String, limits: PropertyListLimits = .default) -> PropertyListError? {
   readError(Data(text.utf8), limits: limits)
 }
 
