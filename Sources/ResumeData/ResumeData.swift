@@ -567,13 +567,16 @@ public struct ResumeData: Sendable, Hashable {
       {
         throw clash(with: archived[held].key)
       }
-      if plain[key] == nil, archived[key] == nil {
-        order.append(key)
-      } else {
-        // A repeated key: the last value wins, as NSDictionary's decoding does.
+      if plain[key] != nil || archived[key] != nil {
+        // A repeated key: the last value wins, as NSDictionary's decoding does, and stands in
+        // the last one's place, in the plain entries (removed and added again) and so in the
+        // order the root is archived in, which must be theirs: reading the archive written back
+        // then gives the same entries in the same order.
         plain[key] = nil
         archived[key] = nil
+        order.removeAll { PropertyListDictionary.sameBytes($0, key) }
       }
+      order.append(key)
       switch pair.value {
       case .string(let string, false): plain[key] = .string(string)
       case .integer(let integer): plain[key] = .integer(integer)

@@ -55,4 +55,25 @@ struct ResumeFuzzRegressionTests {
       }
     }
   }
+
+  @Test(
+    "A keyed root's repeated key stands where its last value does, as the archive written back reads"
+  )
+  func repeatedRootKey() throws {
+    // `NS.keys` names BytesReceived second and sixth; an iOS 12 repair adds the original request.
+    let blob = try #require(
+      try resumeFuzzFind("keyed-root-repeated-key-edited-for-ios12-from-fuzzer"))
+    #expect(
+      blob.entries.keys == [
+        ResumeDataKey.downloadURL, ResumeDataKey.currentRequest,
+        "NSURLSessionRequmeOriginalRequest", ResumeDataKey.entityTag, ResumeDataKey.bytesReceived,
+        ResumeDataKey.tempFileName,
+      ])
+    #expect(blob.bytesReceived == 4)
+    let repaired = try #require(try blob.repaired(for: .ios12).blob)
+    #expect(repaired.entries.keys == blob.entries.keys + [ResumeDataKey.originalRequest])
+    let read = try ResumeData(decoding: try repaired.encoded(keepingUntouchedBytes: true))
+    #expect(read.entries == repaired.entries)
+    #expect(read.entries.keys == repaired.entries.keys)
+  }
 }
