@@ -4,8 +4,9 @@ import TestSupport
 import Testing
 
 /// The strict one-line base64 decoder of batch records against Foundation's, and its two paths
-/// (canonical text fast, anything else character by character) against each other.
-@Suite("One-line base64 decoding")
+/// (canonical text fast, anything else character by character) against each other, and the
+/// encoder's group steps against Foundation's (its lengths: ResultLineTests).
+@Suite("One-line base64")
 struct Base64LineTests {
   @Test("Every length from 0 to 300 decodes back, as Foundation decodes it")
   func decodesAsFoundation() throws {
@@ -15,6 +16,27 @@ struct Base64LineTests {
       #expect(try Base64Groups.decode(text).get() == data, "length \(length)")
       #expect(Data(base64Encoded: text) == data)
     }
+  }
+
+  // Each group loop takes its word's high bits as an index: bytes with the top bit set, at each
+  // position of a step of twelve, must not read as negative.
+  @Test("The encoder writes Foundation's text for every byte value at every offset of a step")
+  func encodesEveryByte() {
+    for value in [0x00, 0x7F, 0x80, 0xFF] + Array(stride(from: 1, to: 256, by: 37)) {
+      for offset in 0..<14 {
+        var data = Data(repeating: 0xFF - UInt8(value), count: 26)
+        data[offset] = UInt8(value)
+        #expect(encoded(data) == data.base64EncodedData(), "byte \(value) at \(offset)")
+      }
+    }
+  }
+
+  private func encoded(_ data: Data) -> Data {
+    var text = Data(count: Base64Groups.encodedCount(data.count))
+    text.withUnsafeMutableBytes { out in
+      data.withUnsafeBytes { Base64Groups.encode($0, into: out.baseAddress!) }
+    }
+    return text
   }
 
   @Test(
