@@ -21,8 +21,11 @@ extension BinaryPropertyListView {
   /// lays them (the first right after the header, each ending where the next starts, the last
   /// where the offset table starts, every one of them checked, so that none overlaps another and
   /// rewriting one changes no other's bytes), each renamed object is a string referenced once in
-  /// the whole plist, and no new text is that of a key kept (the writer shares a key's string
-  /// among every dictionary using it, and would share two keys made equal).
+  /// the whole plist, and no new text is that of an ASCII string kept (the writer shares a key's
+  /// string among every dictionary using it, and would share two keys made equal). Strings that
+  /// are not keys are held to that too: checking each string once costs less than checking at
+  /// each reference whether it is a key's, and a value with a new key's text is rare (it is then
+  /// left to rebuilding, which writes the same bytes renaming would).
   ///
   /// One pass over the objects, their bytes read directly: the check costs about what a copy of
   /// the plist does.
@@ -35,8 +38,8 @@ extension BinaryPropertyListView {
       bits.initialize(repeating: 0)
       let renamed = bits.baseAddress!
       let seen = renamed + words
-      // The lengths of the new texts (those below 64), so that most keys are passed over unread.
-      var lengths: UInt64 = 0
+      // The new texts' signatures, so that most strings are passed over unread.
+      var signatures: UInt64 = 0
       let base = rawBytes.baseAddress!
       let offsets = objects.objectOffsets
       for replacement in replacements {
@@ -47,22 +50,23 @@ extension BinaryPropertyListView {
         let kind = base.load(fromByteOffset: offsets[object], as: UInt8.self) >> 4
         guard kind == 0x5 || kind == 0x6 else { return false }
         renamed[object >> 6] |= 1 << UInt64(object & 63)
-        lengths |= 1 << UInt64(min(replacement.ascii.count, 63))
+        let text = replacement.ascii
+        signatures |= Self.signature(text.count, text.last ?? 0)
       }
       let walked: Bool
       switch referenceSize {
       case 1:
-        walked = walkForRenaming(replacements, renamed, seen, lengths, width: 1) {
+        walked = walkForRenaming(replacements, renamed, seen, signatures, width: 1) {
           Int(base.load(fromByteOffset: $0, as: UInt8.self))
         }
       case 2:
-        walked = walkForRenaming(replacements, renamed, seen, lengths, width: 2) {
+        walked = walkForRenaming(replacements, renamed, seen, signatures, width: 2) {
           Int(UInt16(bigEndian: base.loadUnaligned(fromByteOffset: $0, as: UInt16.self)))
         }
       default:
         let bytes = rawBytes
         let width = referenceSize
-        walked = walkForRenaming(replacements, renamed, seen, lengths, width: width) {
+        walked = walkForRenaming(replacements, renamed, seen, signatures, width: width) {
           Int(truncatingIfNeeded: BinaryBytes.readSizedUInt(bytes, $0, width))
         }
       }
@@ -74,12 +78,12 @@ extension BinaryPropertyListView {
   }
 
   /// The walk of `renamesOnly` over every object, references read by `reference`: false when an
-  /// object lies elsewhere than the writer puts it, a renamed one is referenced twice, or a key
-  /// kept has a new text's text.
+  /// object lies elsewhere than the writer puts it, a renamed one is referenced twice, or an ASCII
+  /// string kept has a new text's text.
   @inline(__always)
   private func walkForRenaming(
     _ replacements: [StringReplacement], _ renamed: UnsafeMutablePointer<UInt64>,
-    _ seen: UnsafeMutablePointer<UInt64>, _ lengths: UInt64, width: Int,
+    _ seen: UnsafeMutablePointer<UInt64>, _ signatures: UInt64, width: Int,
     _ reference: (Int) -> Int
   ) -> Bool {
     let base = rawBytes.baseAddress!
@@ -103,13 +107,30 @@ extension BinaryPropertyListView {
         let span = spans[object]
         guard kind == 0xA || kind == 0xD else {
           position = span.start &+ (kind == 0x6 ? span.count &* 2 : span.count)
+          // A string kept: no new text may equal it.
+          if kind == 0x5,
+            signatures
+              & Self.signature(
+                span.count,
+                span.count == 0
+                  ? 0 : base.load(fromByteOffset: span.start &+ span.count &- 1, as: UInt8.self))
+              != 0,
+            renamed[object >> 6] & (1 << UInt64(object & 63)) == 0
+          {
+            for replacement in replacements
+            where replacement.ascii.count == span.count
+              && (span.count == 0
+                || memcmp(replacement.ascii.baseAddress!, base + span.start, span.count) == 0)
+            {
+              return false
+            }
+          }
           continue
         }
-        let keys = kind == 0xD ? span.count : 0
-        let references = span.count &+ keys
+        let references = kind == 0xD ? span.count &* 2 : span.count
         position = span.start &+ references &* width
         var at = span.start
-        for index in 0..<references {
+        for _ in 0..<references {
           let target = reference(at)
           at &+= width
           let word = target >> 6
@@ -117,26 +138,18 @@ extension BinaryPropertyListView {
           if renamed[word] & bit != 0 {
             if seen[word] & bit != 0 { return false }
             seen[word] |= bit
-            continue
-          }
-          guard index < keys else { continue }
-          // A key kept: no new text may equal it.
-          guard base.load(fromByteOffset: offsets[target], as: UInt8.self) >> 4 == 0x5,
-            recorded[target] > 0
-          else { continue }
-          let key = spans[target]
-          guard lengths & (1 << UInt64(min(key.count, 63))) != 0 else { continue }
-          for replacement in replacements
-          where replacement.ascii.count == key.count
-            && (key.count == 0
-              || memcmp(replacement.ascii.baseAddress!, base + key.start, key.count) == 0)
-          {
-            return false
           }
         }
       }
     }
     return position == offsetTableOffset
+  }
+
+  // One bit of 64 for a text of `count` bytes ending in `last`: new keys are mostly a prefix and a
+  // number, which differ in their length and last digit.
+  @inline(__always)
+  private static func signature(_ count: Int, _ last: UInt8) -> UInt64 {
+    1 << UInt64(truncatingIfNeeded: (count &* 7 &+ Int(last)) & 63)
   }
 
   /// The plist's bytes with the string objects of `replacements` written with their new text, and

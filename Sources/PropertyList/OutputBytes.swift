@@ -56,7 +56,35 @@ import Foundation
 
   /// `length` bytes from `bytes`, in room reserved.
   @inlinable @inline(__always) public mutating func put(_ bytes: UnsafeRawPointer, _ length: Int) {
-    (start + count).copyMemory(from: bytes, byteCount: length)
+    let target = start + count
+    // Most writes are a tag or a key of a few bytes, for which a call to `memmove` costs several
+    // times the copy: up to 16 bytes are two loads and two stores, overlapping in the middle.
+    if length <= 16 {
+      if length >= 8 {
+        let head = bytes.loadUnaligned(as: UInt64.self)
+        let tail = bytes.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self)
+        target.storeBytes(of: head, as: UInt64.self)
+        target.storeBytes(of: tail, toByteOffset: length &- 8, as: UInt64.self)
+      } else if length >= 4 {
+        let head = bytes.loadUnaligned(as: UInt32.self)
+        let tail = bytes.loadUnaligned(fromByteOffset: length &- 4, as: UInt32.self)
+        target.storeBytes(of: head, as: UInt32.self)
+        target.storeBytes(of: tail, toByteOffset: length &- 4, as: UInt32.self)
+      } else if length > 0 {
+        // One to three bytes: the first, the middle and the last (some of them the same).
+        let middle = length &>> 1
+        let last = length &- 1
+        target.storeBytes(of: bytes.load(as: UInt8.self), as: UInt8.self)
+        target.storeBytes(
+          of: bytes.load(fromByteOffset: middle, as: UInt8.self), toByteOffset: middle,
+          as: UInt8.self)
+        target.storeBytes(
+          of: bytes.load(fromByteOffset: last, as: UInt8.self), toByteOffset: last,
+          as: UInt8.self)
+      }
+    } else {
+      target.copyMemory(from: bytes, byteCount: length)
+    }
     count &+= length
   }
 

@@ -277,6 +277,24 @@ struct RequestRenamingTests {
         == collided.converted(to: .dollarNumbered).encoded())
   }
 
+  // The check that no kept string takes a new key's text looks at every string once, keys or
+  // not: a value with such a text is left to rebuilding too, which writes what renaming would.
+  @Test("A value with a new key's text is left to rebuilding", arguments: ["$5", "root"])
+  func valueWithNewKeyText(_ text: String) throws {
+    var fields = URLRequestFields(url: "https://example.com/a")
+    fields.httpMethod = "GET"
+    fields.headerFields.append(.init("X-A", text))
+    let request = try URLRequestArchive(decoding: try URLRequestArchive(fields).encoded())
+    #expect(request.renamedInPlace(to: .dollarNumbered) == nil)
+    #expect(
+      try request.encodedConverted(to: .dollarNumbered)
+        == request.converted(to: .dollarNumbered).encoded())
+    // The same request with another value is renamed.
+    fields.headerFields[0] = .init("X-A", text + "x")
+    let other = try URLRequestArchive(decoding: try URLRequestArchive(fields).encoded())
+    #expect(other.renamedInPlace(to: .dollarNumbered) != nil)
+  }
+
   @Test("An envelope with a second root key is left to rebuilding")
   func secondRootKey() throws {
     let bytes = try fixture("archive/request/get-22-slots.archive")
