@@ -219,10 +219,17 @@ public struct XMLPropertyListWriter: Sendable {
           var read = 0
           while read < count {
             let take = min(bytesPerLine, count - read)
-            // A line's few tabs, stored one by one: a call to fill them cost more.
-            for _ in 0..<indent {
-              text.storeBytes(of: 0x09, toByteOffset: position, as: UInt8.self)
-              position &+= 1
+            // A line's few tabs (at most 8): a word of tabs where the text has room for it, the
+            // characters after them written over the rest; a call to fill them cost more.
+            if length &- position >= 8 {
+              text.storeBytes(
+                of: 0x0909_0909_0909_0909 as UInt64, toByteOffset: position, as: UInt64.self)
+              position &+= indent
+            } else {
+              for _ in 0..<indent {
+                text.storeBytes(of: 0x09, toByteOffset: position, as: UInt8.self)
+                position &+= 1
+              }
             }
             encoder.encode(
               UnsafeRawBufferPointer(rebasing: bytes[read..<(read + take)]), into: text + position)
