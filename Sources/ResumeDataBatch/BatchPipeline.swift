@@ -451,10 +451,12 @@ private final class WindowInFlight: @unchecked Sendable {
   func process(_ run: Int, with processor: BatchProcessor) -> RunResult {
     let first = run * runLength
     let end = min(first + runLength, lines.count)
-    // Room for the lines as long as the records, and their other fields: a blob's base64 comes out
-    // about as long as it went in.
+    // Room for the lines twice as long as the records, and their other fields: a repair can make a
+    // blob longer (a Network.framework blob converted to keyed comes out 1.7 times as long, a v2
+    // blob with its requests restored to the standard layout 1.6 times), and a run's text that
+    // outgrows its room is copied whole. Memory not written to is not touched.
     var room = 0
-    for index in first..<end { room += lines.heldBytes(index) + 768 }
+    for index in first..<end { room += lines.heldBytes(index) * 2 + 768 }
     var output = JSONLine(capacity: room)
     var failures: UInt64 = 0
     for index in first..<end {
