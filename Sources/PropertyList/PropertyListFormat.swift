@@ -12,6 +12,9 @@ public enum PropertyListFormat: String, Sendable, Hashable, CaseIterable {
   /// - Throws: `PropertyListError` with code `.unsupportedFormat` for JSON, OpenStep, other binary
   ///   plist versions, and anything else, saying which it looks like.
   public static func detect(_ bytes: some Collection<UInt8>) throws -> PropertyListFormat {
+    // What nearly every XML plist starts with (`<?xml`), known before the tests below, each of
+    // which makes an array of its bytes.
+    if bytes.first == UInt8(ascii: "<") { return .xml }
     if bytes.starts(with: binaryMagic) { return .binary }
     if bytes.starts(with: binaryMagic.prefix(6)) {
       throw PropertyListError(
