@@ -17,7 +17,6 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get ins
 work=$(mktemp -d /tmp/batch-profile-XXXX)
 cp "$root/.build/release/resumedata" "$work/resumedata"
 strip --strip-debug "$work/resumedata"
-mkdir "$work/records"
 "$root/.build/release/resumedata-bench" batch-records "$work/records" "$count" >/dev/null
 target=ios13+
 [ "$kind" = 3 ] && target=ios10.0-10.1

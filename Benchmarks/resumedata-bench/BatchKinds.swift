@@ -400,26 +400,33 @@ enum BatchKinds {
         "batch-records needs a directory and a count",
         hint: "resumedata-bench batch-records DIRECTORY COUNT")
     }
+    let directory = URL(fileURLWithPath: arguments[0])
     do {
       let (lines, mix) = try kinds(try BatchBenchmark.makeBlobs())
-      let directory = URL(fileURLWithPath: arguments[0])
+      // Made when missing, as a profiling script's fresh directory is.
+      try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
       for (index, kind) in lines.enumerated() {
         let file = directory.appendingPathComponent("kind-\(index + 1).ndjson")
         guard
           BatchBenchmark.writeLines(count, cycle: [BatchBenchmark.recordLine(kind.blob)], to: file)
-        else { throw CocoaError(.fileWriteUnknown) }
+        else { return writeError(file) }
         print("\(file.path): \(kind.name) --target \(kind.target)")
       }
       let file = directory.appendingPathComponent("mix.ndjson")
       guard BatchBenchmark.writeLines(count, cycle: mixCycle(mix), to: file) else {
-        throw CocoaError(.fileWriteUnknown)
+        return writeError(file)
       }
       print("\(file.path): mix --target ios13+")
     } catch {
-      printError("Error: could not write the records: \(describe(error))")
+      printError("Error: \(directory.path): could not write the records: \(describe(error))")
       return 1
     }
     return 0
+  }
+
+  private static func writeError(_ file: URL) -> Int32 {
+    printError("Error: \(file.path): could not write the records")
+    return 1
   }
 
   /// Instructions per record or read as text (`97.9K instructions/record`), or that there is no
