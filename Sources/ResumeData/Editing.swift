@@ -41,6 +41,11 @@ extension ResumeData {
     if generation == .keyed || generation == .safari {
       generation = Self.isSafariShaped(entries) ? .safari : .keyed
     }
+    // A plain blob's generation is read from its keys where its info version does not say (none,
+    // or one no OS wrote, such as 8): removing a ByteRange can make it v2, and so on.
+    if container == .xmlPlist || container == .binaryPlist {
+      generation = Self.plainGeneration(entries)
+    }
     if refreshingRequests, Self.requestKeys.contains(key) { refreshRequests() }
   }
 

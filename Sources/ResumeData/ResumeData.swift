@@ -635,8 +635,7 @@ public struct ResumeData: Sendable, Hashable {
   }
 
   /// v1, v2 or v4 from the contents: the info version when it names one, else the partial-file key.
-  private static func plainGeneration(_ dictionary: PropertyListDictionary) -> ResumeDataGeneration
-  {
+  static func plainGeneration(_ dictionary: PropertyListDictionary) -> ResumeDataGeneration {
     switch dictionary[ResumeDataKey.infoVersion]?.int64Value {
     case 1?: return .v1
     case 2?: return .v2

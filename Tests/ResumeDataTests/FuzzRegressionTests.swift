@@ -76,4 +76,18 @@ struct ResumeFuzzRegressionTests {
     #expect(read.entries == repaired.entries)
     #expect(read.entries.keys == repaired.entries.keys)
   }
+
+  @Test("A plain blob whose info version says nothing is v2 once its ByteRange is removed")
+  func unknownInfoVersionLosesByteRange() throws {
+    // Info version 8, a ByteRange and a TempFileName: v4 by its keys. The iOS 11.0-11.2 repair
+    // removes the ByteRange, and the blob is then v2, as its bytes read back.
+    let blob = try #require(
+      try resumeFuzzFind("plain-unknown-info-version-byte-range-removed-for-ios11-from-fuzzer"))
+    #expect(blob.generation == .v4)
+    #expect(blob.infoVersion == 8)
+    let repaired = try #require(try blob.repaired(for: .ios11Early).blob)
+    #expect(repaired.byteRange == nil)
+    #expect(repaired.generation == .v2)
+    #expect(try ResumeData(decoding: try repaired.encoded()).generation == .v2)
+  }
 }
