@@ -27,9 +27,13 @@ let package = Package(
       name: "CXMLShim",
       dependencies: ["CLibXML2"]
     ),
+    // Base64's vector loops (AVX2, chosen at run time): Swift cannot enable them per function.
+    .target(
+      name: "CBase64Vector"
+    ),
     .target(
       name: "PropertyList",
-      dependencies: ["CXMLShim"]
+      dependencies: ["CXMLShim", "CBase64Vector"]
     ),
     .target(
       name: "KeyedArchive",

@@ -1,0 +1,98 @@
+import Foundation
+import PropertyList
+import TestSupport
+import Testing
+
+/// Base64's vector loops (AVX2, in the CBase64Vector target) against its scalar loops and against
+/// Foundation: the same characters for every byte at every offset of a block, and the same stop,
+/// bytes and count for every byte at every position of a text.
+@Suite("Base64 in vectors")
+struct Base64VectorTests {
+  @Test("The vector loops run where the processor has AVX2")
+  func vectorsWhereAVX2() throws {
+    #if arch(x86_64) && os(Linux)
+      let cpuinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+      let flags = cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") } ?? ""
+      #expect(Base64Groups.hasVectors == flags.split(separator: " ").contains("avx2"))
+    #else
+      #expect(!Base64Groups.hasVectors)
+    #endif
+  }
+
+  @Test(
+    "Encoding in vectors writes the scalar loops' and Foundation's text",
+    arguments: [0, 1, 2, 3, 23, 24, 25, 26, 47, 48, 49, 71, 72, 73, 95, 96, 100, 1_000, 4_099])
+  func encodesAsScalarAndFoundation(_ length: Int) {
+    let data = scrambledBytes(length, shift: 7)
+    let vector = encoded(data, vectors: true)
+    #expect(vector == encoded(data, vectors: false))
+    #expect(vector == data.base64EncodedData())
+  }
+
+  @Test("Every byte value at every offset of a block encodes as Foundation encodes it")
+  func encodesEveryByteAtEveryOffset() {
+    for value in 0..<256 {
+      for offset in 0..<24 {
+        var data = Data(repeating: UInt8(255 - value), count: 48)
+        data[offset] = UInt8(value)
+        data[24 + (offset * 7) % 24] = UInt8(value)
+        let text = encoded(data, vectors: true)
+        #expect(text == data.base64EncodedData(), "byte \(value) at \(offset)")
+      }
+    }
+  }
+
+  @Test("Decoding in vectors reads Foundation's bytes back", arguments: [32, 64, 96, 128, 4_096])
+  func decodesAsFoundation(_ characters: Int) {
+    let data = scrambledBytes(characters / 4 * 3, shift: 2)
+    let text = data.base64EncodedData()
+    let (read, written, bytes) = decoded(text, vectors: true)
+    #expect(read == text.count)
+    #expect(written == data.count)
+    #expect(bytes == data)
+  }
+
+  // Each byte value, alphabet or not, at each position of three blocks: the vector check must
+  // take exactly the alphabet, and stop where the scalar loops stop (the group holding the byte),
+  // having written the same bytes.
+  @Test("Every byte value at every position: the vector loops stop and write as the scalar ones")
+  func everyByteAtEveryPosition() {
+    let data = scrambledBytes(72, shift: 3)
+    let text = [UInt8](data.base64EncodedData())
+    let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    for value in 0...255 {
+      let byte = UInt8(value)
+      for position in text.indices {
+        var changed = text
+        changed[position] = byte
+        let vector = decoded(Data(changed), vectors: true)
+        let scalar = decoded(Data(changed), vectors: false)
+        #expect(vector.read == scalar.read, "byte \(value) at \(position)")
+        #expect(vector.bytes == scalar.bytes, "byte \(value) at \(position)")
+        #expect(vector.read == (alphabet.contains(byte) ? text.count : position / 4 * 4))
+      }
+    }
+  }
+
+  private func encoded(_ data: Data, vectors: Bool) -> Data {
+    var text = Data(count: Base64Groups.encodedCount(data.count))
+    text.withUnsafeMutableBytes { out in
+      data.withUnsafeBytes { Base64Groups.encode($0, into: out.baseAddress!, vectors: vectors) }
+    }
+    return text
+  }
+
+  // The characters read, the bytes written, and those bytes.
+  private func decoded(_ text: Data, vectors: Bool) -> (read: Int, written: Int, bytes: Data) {
+    // Three bytes a group and one more, as the loops need; filled so that a stray write shows.
+    var out = Data(repeating: 0xA5, count: text.count / 4 * 3 + 1)
+    let (read, written) = out.withUnsafeMutableBytes { out in
+      text.withUnsafeBytes {
+        Base64Groups.decodeWholeGroups($0, into: out.baseAddress!, vectors: vectors)
+      }
+    }
+    // Past the bytes decoded, and the one byte more the scalar loops may store, nothing changed.
+    #expect(out.dropFirst(written + 1).allSatisfy { $0 == 0xA5 })
+    return (read, written, out.prefix(written))
+  }
+}
