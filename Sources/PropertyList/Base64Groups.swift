@@ -1,9 +1,9 @@
-import CBase64Vector
+import CVectorLoops
 
 /// The inner loops of base64 (RFC 4648's alphabet), shared by the XML property-list reader and
 /// writer and by the one-line base64 of batch records (Base64Line.swift): whole groups of three
 /// bytes and four characters, eight characters a step, through tables made once; blocks of 24
-/// bytes and 32 characters in AVX2 vectors first where the processor has them (CBase64Vector,
+/// bytes and 32 characters in AVX2 vectors first where the processor has them (CVectorLoops,
 /// about a tenth of the instructions a character). What surrounds the groups (line layout,
 /// whitespace, padding rules, error messages) is each caller's own.
 package enum Base64Groups {

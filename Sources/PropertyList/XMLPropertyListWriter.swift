@@ -1,3 +1,4 @@
+import CVectorLoops
 import Foundation
 
 /// Writes XML property lists in CoreFoundation's exact layout.
@@ -168,34 +169,13 @@ public struct XMLPropertyListWriter: Sendable {
   /// Whether text holds `<`, `>`, `&`, a CR, a control character other than tab and LF, or 0xEF
   /// (the lead byte of U+FFFE and U+FFFF): what `appendEscaped` must look at byte by byte.
   static func needsEscaping(_ text: UnsafeRawBufferPointer) -> Bool {
-    ByteScan.contains(
-      text,
-      mayHold: {
-        ByteScan.hasHigh($0) || ByteScan.mayHave(below: 0x20, in: $0)
-          || ByteScan.mayHave(UInt8(ascii: "<"), in: $0)
-          || ByteScan.mayHave(UInt8(ascii: ">"), in: $0)
-          || ByteScan.mayHave(UInt8(ascii: "&"), in: $0)
-      },
-      where: { byte in
-        switch byte {
-        case UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"), 0x0D, 0xEF: true
-        case 0x09, 0x0A: false
-        case 0..<0x20: true
-        default: false
-        }
-      })
+    cvl_xml_needs_escaping(text.baseAddress?.assumingMemoryBound(to: UInt8.self), text.count) != 0
   }
 
   /// Whether text is printable ASCII, tabs and line breaks only: text the writer writes as it is
   /// (a CR as a character reference) and every reader reads back as it was.
   package static func isPlainText(_ text: UnsafeRawBufferPointer) -> Bool {
-    !ByteScan.contains(
-      text,
-      mayHold: {
-        ByteScan.hasHigh($0) || ByteScan.mayHave(below: 0x20, in: $0)
-          || ByteScan.mayHave(0x7F, in: $0)
-      },
-      where: { !((0x20..<0x7F).contains($0) || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) })
+    cvl_xml_is_plain_text(text.baseAddress?.assumingMemoryBound(to: UInt8.self), text.count) != 0
   }
 
   /// Base64 in CoreFoundation's line layout: a line is flushed once it reaches 76 − 8·indent
@@ -214,6 +194,14 @@ public struct XMLPropertyListWriter: Sendable {
       fullLines * fullLine + (rest > 0 ? indent + Base64Groups.encodedCount(rest) + 1 : 0)
     out.append(length) { text in
       data.withUnsafeBytes { bytes in
+        // Every line in one call where the processor has AVX2.
+        if let base = bytes.baseAddress,
+          cb64v_encode_lines(
+            base.assumingMemoryBound(to: UInt8.self), count, bytesPerLine, indent,
+            text.assumingMemoryBound(to: UInt8.self)) != 0
+        {
+          return
+        }
         Base64Groups.withEncoder { encoder in
           var position = 0
           var read = 0

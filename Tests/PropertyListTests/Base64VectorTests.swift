@@ -1,9 +1,10 @@
+import CVectorLoops
 import Foundation
 import PropertyList
 import TestSupport
 import Testing
 
-/// Base64's vector loops (AVX2, in the CBase64Vector target) against its scalar loops and against
+/// Base64's vector loops (AVX2, in the CVectorLoops target) against its scalar loops and against
 /// Foundation: the same characters for every byte at every offset of a block, and the same stop,
 /// bytes and count for every byte at every position of a text.
 @Suite("Base64 in vectors")
@@ -94,5 +95,46 @@ struct Base64VectorTests {
     // Past the bytes decoded, and the one byte more the scalar loops may store, nothing changed.
     #expect(out.dropFirst(written + 1).allSatisfy { $0 == 0xA5 })
     return (read, written, out.prefix(written))
+  }
+}
+
+/// The XML writer's base64 lines in one call (CVectorLoops, where the processor has AVX2) against
+/// Foundation's base64 cut into CoreFoundation's lines.
+@Suite("Base64 lines in vectors")
+struct Base64LineVectorTests {
+  @Test("Every length to 300 at every indent writes Foundation's base64 in lines", arguments: 0...8)
+  func linesAsFoundation(_ indent: Int) throws {
+    try #require(Base64Groups.hasVectors, "needs AVX2")
+    let bytesPerLine = (76 - 8 * indent) / 4 * 3
+    for length in 0...300 {
+      let data = scrambledBytes(length, shift: 5)
+      var expected = Data()
+      for start in stride(from: 0, to: length, by: bytesPerLine) {
+        expected.append(Data(repeating: 0x09, count: indent))
+        expected.append(data[start..<min(start + bytesPerLine, length)].base64EncodedData())
+        expected.append(0x0A)
+      }
+      // One byte more than the text, which must stay as it was.
+      var text = Data(repeating: 0xA5, count: expected.count + 1)
+      let done = text.withUnsafeMutableBytes { out in
+        data.withUnsafeBytes { bytes in
+          cb64v_encode_lines(
+            bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), length, bytesPerLine, indent,
+            out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+      }
+      #expect(done == 1)
+      #expect(text.dropLast() == expected, "length \(length), indent \(indent)")
+      #expect(text.last == 0xA5)
+    }
+  }
+
+  @Test(
+    "A line length that is not a positive multiple of three is turned down", arguments: [0, 1, 50])
+  func refusesOddLines(_ bytesPerLine: Int) {
+    var out = [UInt8](repeating: 0, count: 16)
+    let bytes: [UInt8] = [1, 2, 3]
+    #expect(cb64v_encode_lines(bytes, 3, bytesPerLine, 1, &out) == 0)
+    #expect(out == [UInt8](repeating: 0, count: 16))
   }
 }

@@ -1,11 +1,11 @@
-// The vector loops of CBase64Vector.h. The technique is the one Wojciech Muła and Daniel Lemire
+// The base64 loops of CVectorLoops.h. The technique is the one Wojciech Muła and Daniel Lemire
 // describe in "Faster Base64 Encoding and Decoding Using AVX2 Instructions" (ACM TOMS, 2018): six
 // bits moved into bytes by multiplications, characters made and checked by byte shuffles of small
 // tables. No Debian package offers it (libb64 and libbaseencode are byte-at-a-time), and Swift
 // cannot ask for AVX2 per function, hence C, with the instructions enabled per function and
 // chosen at run time.
 
-#include "CBase64Vector.h"
+#include "CVectorLoops.h"
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
 
@@ -20,8 +20,9 @@ __attribute__((constructor)) static void cb64v_detect(void) {
 
 int cb64v_available(void) { return has_avx2; }
 
-__attribute__((target("avx2"))) static size_t encode_avx2(const uint8_t *input, size_t count,
-                                                          uint8_t *out) {
+// One block: input[0..<24] to out[0..<32].
+__attribute__((target("avx2"))) static inline void encode_block(const uint8_t *input,
+                                                                uint8_t *out) {
   // Each 128-bit lane takes 12 bytes: the low lane input[0..<12] (loaded from 0), the high lane
   // input[12..<24] (loaded from 8, so that no load reaches past the block), as four groups of
   // three bytes a, b, c each spread over a 32-bit word as the bytes b, a, c, b.
@@ -43,28 +44,64 @@ __attribute__((target("avx2"))) static size_t encode_avx2(const uint8_t *input, 
   const __m256i offsets = _mm256_setr_epi8(
       71, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -19, -16, 65, 0, 0,
       71, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -19, -16, 65, 0, 0);
-  const __m256i fifty_one = _mm256_set1_epi8(51);
-  const __m256i twenty_six = _mm256_set1_epi8(26);
-  const __m256i thirteen = _mm256_set1_epi8(13);
+  __m128i low = _mm_loadu_si128((const __m128i *)input);
+  __m128i high = _mm_loadu_si128((const __m128i *)(input + 8));
+  __m256i words = _mm256_shuffle_epi8(
+      _mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1), spread);
+  __m256i first = _mm256_mulhi_epu16(_mm256_and_si256(words, mask_first), shift_first);
+  __m256i second = _mm256_mullo_epi16(_mm256_and_si256(words, mask_second), shift_second);
+  __m256i values = _mm256_or_si256(first, second);
+  __m256i range = _mm256_subs_epu8(values, _mm256_set1_epi8(51));
+  __m256i below = _mm256_cmpgt_epi8(_mm256_set1_epi8(26), values);
+  range = _mm256_or_si256(range, _mm256_and_si256(below, _mm256_set1_epi8(13)));
+  __m256i characters = _mm256_add_epi8(values, _mm256_shuffle_epi8(offsets, range));
+  _mm256_storeu_si256((__m256i *)out, characters);
+}
+
+__attribute__((target("avx2"))) static size_t encode_avx2(const uint8_t *input, size_t count,
+                                                          uint8_t *out) {
   size_t read = 0;
-  size_t written = 0;
-  while (count - read >= 24) {
-    __m128i low = _mm_loadu_si128((const __m128i *)(input + read));
-    __m128i high = _mm_loadu_si128((const __m128i *)(input + read + 8));
-    __m256i words = _mm256_shuffle_epi8(
-        _mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1), spread);
-    __m256i first = _mm256_mulhi_epu16(_mm256_and_si256(words, mask_first), shift_first);
-    __m256i second = _mm256_mullo_epi16(_mm256_and_si256(words, mask_second), shift_second);
-    __m256i values = _mm256_or_si256(first, second);
-    __m256i range = _mm256_subs_epu8(values, fifty_one);
-    __m256i below = _mm256_cmpgt_epi8(twenty_six, values);
-    range = _mm256_or_si256(range, _mm256_and_si256(below, thirteen));
-    __m256i characters = _mm256_add_epi8(values, _mm256_shuffle_epi8(offsets, range));
-    _mm256_storeu_si256((__m256i *)(out + written), characters);
-    read += 24;
-    written += 32;
-  }
+  for (; count - read >= 24; read += 24) encode_block(input + read, out + read / 3 * 4);
   return read;
+}
+
+static const char alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// The groups of fewer than 24 bytes, the last padded with '='; returns the characters written.
+static size_t encode_tail(const uint8_t *input, size_t count, uint8_t *out) {
+  size_t written = 0;
+  for (; count >= 3; count -= 3, input += 3, written += 4) {
+    uint32_t group = (uint32_t)input[0] << 16 | (uint32_t)input[1] << 8 | input[2];
+    out[written] = alphabet[group >> 18];
+    out[written + 1] = alphabet[group >> 12 & 63];
+    out[written + 2] = alphabet[group >> 6 & 63];
+    out[written + 3] = alphabet[group & 63];
+  }
+  if (count > 0) {
+    uint32_t group = (uint32_t)input[0] << 16 | (count == 2 ? (uint32_t)input[1] << 8 : 0);
+    out[written] = alphabet[group >> 18];
+    out[written + 1] = alphabet[group >> 12 & 63];
+    out[written + 2] = count == 2 ? alphabet[group >> 6 & 63] : '=';
+    out[written + 3] = '=';
+    written += 4;
+  }
+  return written;
+}
+
+__attribute__((target("avx2"))) static void encode_lines_avx2(const uint8_t *input, size_t count,
+                                                              size_t line_bytes, size_t indent,
+                                                              uint8_t *out) {
+  while (count > 0) {
+    size_t take = count < line_bytes ? count : line_bytes;
+    for (size_t tab = 0; tab < indent; tab++) *out++ = '\t';
+    size_t read = 0;
+    for (; take - read >= 24; read += 24, out += 32) encode_block(input + read, out);
+    out += encode_tail(input + read, take - read, out);
+    *out++ = '\n';
+    input += take;
+    count -= take;
+  }
 }
 
 __attribute__((target("avx2"))) static size_t decode_avx2(const uint8_t *text, size_t count,
@@ -128,6 +165,13 @@ size_t cb64v_decode_blocks(const uint8_t *text, size_t count, uint8_t *out) {
   return has_avx2 && count >= 32 ? decode_avx2(text, count, out) : 0;
 }
 
+int cb64v_encode_lines(const uint8_t *input, size_t count, size_t line_bytes, size_t indent,
+                       uint8_t *out) {
+  if (!has_avx2 || line_bytes == 0 || line_bytes % 3 != 0) return 0;
+  encode_lines_avx2(input, count, line_bytes, indent, out);
+  return 1;
+}
+
 #else
 
 int cb64v_available(void) { return 0; }
@@ -142,6 +186,16 @@ size_t cb64v_encode_blocks(const uint8_t *input, size_t count, uint8_t *out) {
 size_t cb64v_decode_blocks(const uint8_t *text, size_t count, uint8_t *out) {
   (void)text;
   (void)count;
+  (void)out;
+  return 0;
+}
+
+int cb64v_encode_lines(const uint8_t *input, size_t count, size_t line_bytes, size_t indent,
+                       uint8_t *out) {
+  (void)input;
+  (void)count;
+  (void)line_bytes;
+  (void)indent;
   (void)out;
   return 0;
 }

@@ -1,0 +1,45 @@
+#ifndef CVECTOR_LOOPS_H
+#define CVECTOR_LOOPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+// Loops over bytes in vectors, for PropertyList's hottest scans.
+//
+// Base64 (RFC 4648's alphabet) in 256-bit vectors, for the inner loops of Base64Groups: whole
+// blocks only, the rest left to the caller's scalar loops. Each function runs only where the
+// processor has AVX2 (checked once, at load time), and otherwise does nothing and returns 0, so
+// callers need no check of their own.
+
+/// Whether the vector loops run on this processor.
+int cb64v_available(void);
+
+/// Encodes the whole blocks of 24 bytes at the start of `input` (`count` bytes) into 32
+/// characters each at `out`, and returns how many bytes it read (a multiple of 24). Reads only
+/// `input[0..<count]`; writes only the characters of the blocks it read.
+size_t cb64v_encode_blocks(const uint8_t *input, size_t count, uint8_t *out);
+
+/// Decodes the blocks of 32 alphabet characters at the start of `text` (`count` bytes) into 24
+/// bytes each at `out`, up to the first block holding any other byte (padding, whitespace, a wrong
+/// byte) or fewer than 32 characters, and returns how many characters it read (a multiple of 32).
+/// Reads only `text[0..<count]`; writes only the bytes of the blocks it read.
+size_t cb64v_decode_blocks(const uint8_t *text, size_t count, uint8_t *out);
+
+/// Writes the base64 of `input` (`count` bytes) at `out` in lines of `line_bytes` bytes each (a
+/// multiple of 3; the last line holds the rest, padded with `=`), each line `indent` tabs, its
+/// characters and an LF; returns 1. Returns 0, having written nothing, where the processor lacks
+/// AVX2 or `line_bytes` is not a positive multiple of 3.
+int cb64v_encode_lines(const uint8_t *input, size_t count, size_t line_bytes, size_t indent,
+                       uint8_t *out);
+
+/// Whether `text` holds a byte a JSON string must escape: below 0x20, a quote or a backslash.
+int cvl_json_needs_escapes(const uint8_t *text, size_t count);
+
+/// Whether `text` holds a byte the XML writer must look at: `<`, `>`, `&`, CR, a control
+/// character other than tab and LF, or 0xEF (the lead byte of U+FFFE and U+FFFF).
+int cvl_xml_needs_escaping(const uint8_t *text, size_t count);
+
+/// Whether `text` is printable ASCII (0x20 to 0x7E), tabs, LFs and CRs only.
+int cvl_xml_is_plain_text(const uint8_t *text, size_t count);
+
+#endif
