@@ -10,6 +10,7 @@
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
 
 #include <immintrin.h>
+#include <string.h>
 
 static int has_avx2;
 
@@ -71,6 +72,8 @@ static const char alphabet[] =
 // The groups of fewer than 24 bytes, the last padded with '='; returns the characters written.
 static size_t encode_tail(const uint8_t *input, size_t count, uint8_t *out) {
   size_t written = 0;
+  // At most seven groups: not worth the vector loop the compiler would otherwise make of it.
+#pragma clang loop vectorize(disable) unroll(disable)
   for (; count >= 3; count -= 3, input += 3, written += 4) {
     uint32_t group = (uint32_t)input[0] << 16 | (uint32_t)input[1] << 8 | input[2];
     out[written] = alphabet[group >> 18];
@@ -91,10 +94,18 @@ static size_t encode_tail(const uint8_t *input, size_t count, uint8_t *out) {
 
 __attribute__((target("avx2"))) static void encode_lines_avx2(const uint8_t *input, size_t count,
                                                               size_t line_bytes, size_t indent,
-                                                              uint8_t *out) {
+                                                              uint8_t *out, uint8_t *end) {
+  const uint64_t tabs = 0x0909090909090909u;
   while (count > 0) {
     size_t take = count < line_bytes ? count : line_bytes;
-    for (size_t tab = 0; tab < indent; tab++) *out++ = '\t';
+    // The tabs (at most 8) as one word where the text has room for it, the characters after
+    // them written over the rest: a call to fill them costs more than the line.
+    if (end - out >= 8) {
+      memcpy(out, &tabs, 8);
+    } else {
+      for (size_t tab = 0; tab < indent; tab++) out[tab] = '\t';
+    }
+    out += indent;
     size_t read = 0;
     for (; take - read >= 24; read += 24, out += 32) encode_block(input + read, out);
     out += encode_tail(input + read, take - read, out);
@@ -167,8 +178,11 @@ size_t cb64v_decode_blocks(const uint8_t *text, size_t count, uint8_t *out) {
 
 int cb64v_encode_lines(const uint8_t *input, size_t count, size_t line_bytes, size_t indent,
                        uint8_t *out) {
-  if (!has_avx2 || line_bytes == 0 || line_bytes % 3 != 0) return 0;
-  encode_lines_avx2(input, count, line_bytes, indent, out);
+  if (!has_avx2 || line_bytes == 0 || line_bytes % 3 != 0 || indent > 8) return 0;
+  size_t line = indent + line_bytes / 3 * 4 + 1;
+  size_t rest = count % line_bytes;
+  size_t length = count / line_bytes * line + (rest > 0 ? indent + (rest + 2) / 3 * 4 + 1 : 0);
+  encode_lines_avx2(input, count, line_bytes, indent, out, out + length);
   return 1;
 }
 

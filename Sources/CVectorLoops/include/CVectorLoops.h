@@ -28,7 +28,7 @@ size_t cb64v_decode_blocks(const uint8_t *text, size_t count, uint8_t *out);
 /// Writes the base64 of `input` (`count` bytes) at `out` in lines of `line_bytes` bytes each (a
 /// multiple of 3; the last line holds the rest, padded with `=`), each line `indent` tabs, its
 /// characters and an LF; returns 1. Returns 0, having written nothing, where the processor lacks
-/// AVX2 or `line_bytes` is not a positive multiple of 3.
+/// AVX2, `line_bytes` is not a positive multiple of 3, or `indent` is above 8.
 int cb64v_encode_lines(const uint8_t *input, size_t count, size_t line_bytes, size_t indent,
                        uint8_t *out);
 
