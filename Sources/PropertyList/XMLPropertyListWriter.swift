@@ -185,48 +185,60 @@ public struct XMLPropertyListWriter: Sendable {
   private func appendBase64(_ data: Data, indent: Int, to out: inout XMLOutput) {
     // CF clamps the indent to 8 for the base64 lines only; `</data>` keeps the real depth.
     let indent = min(indent, 8)
+    let length = Self.base64LinesLength(data.count, indent: indent)
+    out.append(length) { text in
+      data.withUnsafeBytes { Self.writeBase64Lines($0, indent: indent, length: length, to: text) }
+    }
+  }
+
+  /// The length of `count` bytes in base64 lines at an indent of 0 to 8.
+  package static func base64LinesLength(_ count: Int, indent: Int) -> Int {
     let bytesPerLine = (76 - 8 * indent) / 4 * 3
-    let count = data.count
     let (fullLines, rest) = count.quotientAndRemainder(dividingBy: bytesPerLine)
     let fullLine = indent + Base64Groups.encodedCount(bytesPerLine) + 1
-    // Cannot overflow: `data` is in memory, and its text is at most three times its size.
-    let length =
-      fullLines * fullLine + (rest > 0 ? indent + Base64Groups.encodedCount(rest) + 1 : 0)
-    out.append(length) { text in
-      data.withUnsafeBytes { bytes in
-        // Every line in one call where the processor has AVX2.
-        if let base = bytes.baseAddress,
-          cb64v_encode_lines(
-            base.assumingMemoryBound(to: UInt8.self), count, bytesPerLine, indent,
-            text.assumingMemoryBound(to: UInt8.self)) != 0
-        {
-          return
-        }
-        Base64Groups.withEncoder { encoder in
-          var position = 0
-          var read = 0
-          while read < count {
-            let take = min(bytesPerLine, count - read)
-            // A line's few tabs (at most 8): a word of tabs where the text has room for it, the
-            // characters after them written over the rest; a call to fill them cost more.
-            if length &- position >= 8 {
-              text.storeBytes(
-                of: 0x0909_0909_0909_0909 as UInt64, toByteOffset: position, as: UInt64.self)
-              position &+= indent
-            } else {
-              for _ in 0..<indent {
-                text.storeBytes(of: 0x09, toByteOffset: position, as: UInt8.self)
-                position &+= 1
-              }
-            }
-            encoder.encode(
-              UnsafeRawBufferPointer(rebasing: bytes[read..<(read + take)]), into: text + position)
-            position += Base64Groups.encodedCount(take)
-            text.storeBytes(of: 0x0A, toByteOffset: position, as: UInt8.self)
-            position += 1
-            read += take
+    // Cannot overflow: the bytes are in memory, and their text is at most three times their size.
+    return fullLines * fullLine + (rest > 0 ? indent + Base64Groups.encodedCount(rest) + 1 : 0)
+  }
+
+  /// Writes `bytes` in base64 lines at an indent of 0 to 8 (`length` characters, as
+  /// `base64LinesLength` gives): in one call to the vector loops where the processor has AVX2
+  /// and `vectors` allows, else a line at a time.
+  package static func writeBase64Lines(
+    _ bytes: UnsafeRawBufferPointer, indent: Int, length: Int, to text: UnsafeMutableRawPointer,
+    vectors: Bool = true
+  ) {
+    let count = bytes.count
+    let bytesPerLine = (76 - 8 * indent) / 4 * 3
+    if vectors, let base = bytes.baseAddress,
+      cb64v_encode_lines(
+        base.assumingMemoryBound(to: UInt8.self), count, bytesPerLine, indent,
+        text.assumingMemoryBound(to: UInt8.self)) != 0
+    {
+      return
+    }
+    Base64Groups.withEncoder { encoder in
+      var position = 0
+      var read = 0
+      while read < count {
+        let take = min(bytesPerLine, count - read)
+        // A line's few tabs (at most 8): a word of tabs where the text has room for it, the
+        // characters after them written over the rest; a call to fill them cost more.
+        if length &- position >= 8 {
+          text.storeBytes(
+            of: 0x0909_0909_0909_0909 as UInt64, toByteOffset: position, as: UInt64.self)
+          position &+= indent
+        } else {
+          for _ in 0..<indent {
+            text.storeBytes(of: 0x09, toByteOffset: position, as: UInt8.self)
+            position &+= 1
           }
         }
+        encoder.encode(
+          UnsafeRawBufferPointer(rebasing: bytes[read..<(read + take)]), into: text + position)
+        position += Base64Groups.encodedCount(take)
+        text.storeBytes(of: 0x0A, toByteOffset: position, as: UInt8.self)
+        position += 1
+        read += take
       }
     }
   }

@@ -98,13 +98,15 @@ struct Base64VectorTests {
   }
 }
 
-/// The XML writer's base64 lines in one call (CVectorLoops, where the processor has AVX2) against
-/// Foundation's base64 cut into CoreFoundation's lines.
+/// The XML writer's base64 lines, in one call to the vector loops (CVectorLoops, where the
+/// processor has AVX2) and a line at a time, against Foundation's base64 cut into CoreFoundation's
+/// lines.
 @Suite("Base64 lines in vectors")
 struct Base64LineVectorTests {
-  @Test("Every length to 300 at every indent writes Foundation's base64 in lines", arguments: 0...8)
-  func linesAsFoundation(_ indent: Int) throws {
-    try #require(Base64Groups.hasVectors, "needs AVX2")
+  @Test(
+    "Every length to 300 at every indent writes Foundation's base64 in lines, either way",
+    arguments: 0...8)
+  func linesAsFoundation(_ indent: Int) {
     let bytesPerLine = (76 - 8 * indent) / 4 * 3
     for length in 0...300 {
       let data = scrambledBytes(length, shift: 5)
@@ -114,27 +116,33 @@ struct Base64LineVectorTests {
         expected.append(data[start..<min(start + bytesPerLine, length)].base64EncodedData())
         expected.append(0x0A)
       }
-      // One byte more than the text, which must stay as it was.
-      var text = Data(repeating: 0xA5, count: expected.count + 1)
-      let done = text.withUnsafeMutableBytes { out in
-        data.withUnsafeBytes { bytes in
-          cb64v_encode_lines(
-            bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), length, bytesPerLine, indent,
-            out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+      #expect(XMLPropertyListWriter.base64LinesLength(length, indent: indent) == expected.count)
+      for vectors in [true, false] {
+        // One byte more than the text, which must stay as it was.
+        var text = Data(repeating: 0xA5, count: expected.count + 1)
+        text.withUnsafeMutableBytes { out in
+          data.withUnsafeBytes { bytes in
+            XMLPropertyListWriter.writeBase64Lines(
+              bytes, indent: indent, length: expected.count, to: out.baseAddress!,
+              vectors: vectors)
+          }
         }
+        #expect(
+          text.dropLast() == expected, "length \(length), indent \(indent), vectors \(vectors)")
+        #expect(text.last == 0xA5)
       }
-      #expect(done == 1)
-      #expect(text.dropLast() == expected, "length \(length), indent \(indent)")
-      #expect(text.last == 0xA5)
     }
   }
 
   @Test(
-    "A line length that is not a positive multiple of three is turned down", arguments: [0, 1, 50])
+    "A line length that is not a positive multiple of three, or an indent above 8, is turned down",
+    arguments: [0, 1, 50])
   func refusesOddLines(_ bytesPerLine: Int) {
     var out = [UInt8](repeating: 0, count: 16)
     let bytes: [UInt8] = [1, 2, 3]
     #expect(cb64v_encode_lines(bytes, 3, bytesPerLine, 1, &out) == 0)
+    // Nor an indent above CoreFoundation's 8.
+    #expect(cb64v_encode_lines(bytes, 3, 3, 9, &out) == 0)
     #expect(out == [UInt8](repeating: 0, count: 16))
   }
 }
