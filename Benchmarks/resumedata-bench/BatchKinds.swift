@@ -120,8 +120,8 @@ enum BatchKinds {
 
   /// Prints the kind lines and the mixed line; the exit status.
   static func run(
-    blobs: [(name: String, bytes: Data)], records: Int, callgrindRecords: Int, repeats: Int,
-    tool: String
+    blobs: [(name: String, bytes: Data)], records: Int, mixRecords: Int, callgrindRecords: Int,
+    repeats: Int, tool: String
   ) -> Int32 {
     let (lines, mix): (lines: [Kind], mix: [Kind])
     do {
@@ -170,9 +170,25 @@ enum BatchKinds {
     }
     guard
       let measured = measure(
-        cycle: mixCycle(mix), target: "ios13+", count: records, callgrindRecords: callgrindRecords,
-        repeats: repeats, tool: tool, counter: counter, directory: directory, jobs: [1, 2])
+        cycle: mixCycle(mix), target: "ios13+", count: mixRecords,
+        callgrindRecords: callgrindRecords, repeats: repeats, tool: tool, counter: counter,
+        directory: directory, jobs: [1, 2])
     else { return 1 }
+    // What a run costs before its first record: loading the libraries, reading the arguments.
+    let empty = directory.appendingPathComponent("empty.ndjson")
+    guard FileManager.default.createFile(atPath: empty.path, contents: Data()) else {
+      printError("Error: could not write \(empty.path)")
+      return 1
+    }
+    var startup = Double.infinity
+    for _ in 0..<repeats {
+      guard
+        let usage = DownloadBenchmark.spawn([
+          tool, "batch", "--target", "ios13+", "--jobs", "1", empty.path,
+        ])
+      else { return 1 }
+      startup = min(startup, usage.wall)
+    }
     // The mix's floor: its kinds' floors in their proportions (a bad record's floor taken as 0).
     let floors = mix.map {
       floorCost($0, records: callgrindRecords, repeats: repeats, counter: counter)
@@ -189,7 +205,8 @@ enum BatchKinds {
       ? nil : records.reduce(0) { $0 + $1.instructions! } * 0.9 / Double(records.count)
     let mixRecordRate = 0.9 / records.reduce(0) { $0 + 1 / $1.rate / Double(records.count) }
     print(
-      "batch mixed (4 kinds in equal parts, 10 % bad) --target ios13+ file --jobs 1  "
+      "batch mixed (4 kinds in equal parts, 10 % bad, \(grouped(Double(mixRecords))) records) "
+        + "--target ios13+ file --jobs 1  "
         + "\(grouped(measured.rates[1]!)) records/s  --jobs 2  \(grouped(measured.rates[2]!)) "
         + String(format: "records/s (scaling %.2fx)  ", measured.rates[2]! / measured.rates[1]!)
         + "peak RSS \(String(format: "%.1f", Double(measured.peakKiB) / 1024)) MiB  "
@@ -197,7 +214,8 @@ enum BatchKinds {
         + "proportions): \(instructions(mixFloor, per: "record")), \(grouped(mixRate))/s"
         + ratio(measured.instructions, mixFloor)
         + "; with what every record must do besides: \(instructions(mixRecord, per: "record")), "
-        + "\(grouped(mixRecordRate))/s" + ratio(measured.instructions, mixRecord))
+        + "\(grouped(mixRecordRate))/s" + ratio(measured.instructions, mixRecord)
+        + String(format: "; a run's start (no records): %.1f ms", startup * 1000))
     return 0
   }
 
