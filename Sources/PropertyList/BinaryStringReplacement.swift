@@ -108,13 +108,11 @@ extension BinaryPropertyListView {
         guard kind == 0xA || kind == 0xD else {
           position = span.start &+ (kind == 0x6 ? span.count &* 2 : span.count)
           // A string kept: no new text may equal it.
-          if kind == 0x5,
-            signatures
-              & Self.signature(
-                span.count,
-                span.count == 0
-                  ? 0 : base.load(fromByteOffset: span.start &+ span.count &- 1, as: UInt8.self))
-              != 0,
+          guard kind == 0x5 else { continue }
+          let last =
+            span.count == 0
+            ? 0 : base.load(fromByteOffset: span.start &+ span.count &- 1, as: UInt8.self)
+          if signatures & Self.signature(span.count, last) != 0,
             renamed[object >> 6] & (1 << UInt64(object & 63)) == 0
           {
             for replacement in replacements

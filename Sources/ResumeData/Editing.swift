@@ -36,17 +36,25 @@ extension ResumeData {
     entries[key] = value
     isEdited = true
     entryKeysAreKnown = Unequated(false)
-    // Keyed and Safari-made blobs differ only in their keys: an edit can make one the other (an
-    // original request filled in a Safari blob), and its bytes then read back as the other.
-    if generation == .keyed || generation == .safari {
-      generation = Self.isSafariShaped(entries) ? .safari : .keyed
-    }
-    // A plain blob's generation is read from its keys where its info version does not say (none,
-    // or one no OS wrote, such as 8): removing a ByteRange can make it v2, and so on.
-    if container == .xmlPlist || container == .binaryPlist {
-      generation = Self.plainGeneration(entries)
-    }
+    refreshGeneration()
     if refreshingRequests, Self.requestKeys.contains(key) { refreshRequests() }
+  }
+
+  /// Sets the generation again from the entries, where it follows them, so that it is what the
+  /// blob's bytes read back as after an edit.
+  private mutating func refreshGeneration() {
+    switch container {
+    case .xmlPlist, .binaryPlist:
+      // A plain blob's generation is read from its keys where its info version does not say
+      // (none, or one no OS wrote, such as 8): removing a ByteRange can make it v2, and so on.
+      generation = Self.plainGeneration(entries)
+    default:
+      // Keyed and Safari-made blobs differ only in their keys: an edit can make one the other (an
+      // original request filled in a Safari blob), and its bytes then read back as the other.
+      if generation == .keyed || generation == .safari {
+        generation = Self.isSafariShaped(entries) ? .safari : .keyed
+      }
+    }
   }
 
   /// Points the blob at a new URL: `NSURLSessionDownloadURL` and the URL of both request archives.
