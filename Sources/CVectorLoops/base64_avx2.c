@@ -1,9 +1,9 @@
 // The base64 loops of CVectorLoops.h. The technique is the one Wojciech Muła and Daniel Lemire
-// describe in "Faster Base64 Encoding and Decoding Using AVX2 Instructions" (ACM TOMS, 2018): six
-// bits moved into bytes by multiplications, characters made and checked by byte shuffles of small
-// tables. No Debian package offers it (libb64 and libbaseencode are byte-at-a-time), and Swift
-// cannot ask for AVX2 per function, hence C, with the instructions enabled per function and
-// chosen at run time.
+// describe in "Faster Base64 Encoding and Decoding Using AVX2 Instructions" (ACM Transactions on
+// the Web 12(3), 2018): six bits moved into bytes by multiplications, characters made and checked
+// by byte shuffles of small tables. No Debian package offers it (libb64 and libbaseencode are
+// byte-at-a-time), and Swift cannot ask for AVX2 per function, hence C, with the instructions
+// enabled per function and chosen at run time.
 
 #include "CVectorLoops.h"
 
