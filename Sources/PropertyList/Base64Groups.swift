@@ -4,7 +4,7 @@ import CVectorLoops
 /// writer and by the one-line base64 of batch records (Base64Line.swift): whole groups of three
 /// bytes and four characters, eight characters a step, through tables made once; blocks of 24
 /// bytes and 32 characters in AVX2 vectors first where the processor has them (CVectorLoops,
-/// about a tenth of the instructions a character). What surrounds the groups (line layout,
+/// a fifth to a quarter of the instructions a character). What surrounds the groups (line layout,
 /// whitespace, padding rules, error messages) is each caller's own.
 package enum Base64Groups {
   private static let alphabet = Array(

@@ -126,8 +126,8 @@ extension BatchCommand {
   /// touches again (with 2 jobs about 0.7 a record, and a tenth of the run's time). Memory then
   /// stays at the run's high-water mark, which the pipeline's windows bound.
   ///
-  /// glibc's `mallopt` is looked up at run time: it is in no module Swift imports, and other C
-  /// libraries (musl) do not have it.
+  /// glibc's `mallopt` is looked up at run time: it is in no module Swift imports, and not every
+  /// C library has it.
   static func keepFreedMemory() {
     #if os(Linux)
       typealias Option = @convention(c) (Int32, Int32) -> Int32

@@ -7,9 +7,9 @@
 // Loops over bytes in vectors, for PropertyList's hottest scans.
 //
 // Base64 (RFC 4648's alphabet) in 256-bit vectors, for the inner loops of Base64Groups: whole
-// blocks only, the rest left to the caller's scalar loops. Each function runs only where the
-// processor has AVX2 (checked once, at load time), and otherwise does nothing and returns 0, so
-// callers need no check of their own.
+// blocks only, the rest left to the caller's scalar loops. Each `cb64v_` function runs only where
+// the processor has AVX2 (checked once, at load time), and otherwise does nothing and returns 0,
+// so callers need no check of their own.
 
 /// Whether the vector loops run on this processor.
 int cb64v_available(void);
@@ -31,6 +31,9 @@ size_t cb64v_decode_blocks(const uint8_t *text, size_t count, uint8_t *out);
 /// AVX2, `line_bytes` is not a positive multiple of 3, or `indent` is above 8.
 int cb64v_encode_lines(const uint8_t *input, size_t count, size_t line_bytes, size_t indent,
                        uint8_t *out);
+
+// The writers' byte scans: sixteen bytes a step in SSE2 on every x86-64 processor, a byte at a
+// time elsewhere; each gives the same answer either way.
 
 /// Whether `text` holds a byte a JSON string must escape: below 0x20, a quote or a backslash.
 int cvl_json_needs_escapes(const uint8_t *text, size_t count);
