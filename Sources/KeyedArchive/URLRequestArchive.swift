@@ -235,7 +235,7 @@ public struct URLRequestArchive: Sendable, Hashable {
   }
 
   /// The key under `$top` that names the request object (`KeyedArchive.rootKey`).
-  public var rootKey: String { fast?.values.rootKey ?? archive.rootKey }
+  public var rootKey: String { fast?.rootKey ?? archive.rootKey }
 
   /// `$2`: the number of property slots (16 without an HTTP message, 22 with one), taken as 0 when
   /// negative and capped at 4,096 so that no work is sized by a hostile count.
@@ -290,7 +290,7 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// The HTTP method (nil without an HTTP message; CFNetwork then means GET).
   public var httpMethod: String? {
-    if let known = fast?.values.httpMethod { return known }
+    if let known = fast?.httpMethod { return known }
     if case .string(let method, _)? = slotValue(.httpMethod) { return method }
     return nil
   }

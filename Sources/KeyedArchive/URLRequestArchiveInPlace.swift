@@ -44,12 +44,7 @@ final class FastFields: Sendable {
   /// `$top`, and every object keeps its index), so they are read from `source`'s checked bytes,
   /// and what `source` has read already serves.
   init(renaming source: FastFields, rootKey: String) {
-    let read = source.state.withLock { $0 }
-    state = Mutex(
-      State(
-        request: read.request,
-        common: read.common.map { FastFieldValues(copying: $0, rootKey: rootKey) },
-        others: read.others, headers: read.headers))
+    state = Mutex(source.state.withLock { $0 })
     renamedRootKey = rootKey
   }
 
@@ -59,7 +54,19 @@ final class FastFields: Sendable {
 
   /// The common fields, read now if they were not yet.
   var values: FastFieldValues {
-    read(\.common) { FastFieldValues($0, rootKey: renamedRootKey) }
+    read(\.common, FastFieldValues.init)
+  }
+
+  /// The key under `$top` that names the request: the renamed archive's, or the view's own
+  /// (known from the checked `$top` without reading any field: a diagnosis asks for it alone).
+  var rootKey: String {
+    renamedRootKey ?? state.withLock { $0.request.archive.rootKey }
+  }
+
+  /// `InPlaceRequest.httpMethod()`, read on each use: a short string from one slot, which a
+  /// diagnosis asks for without the URL (whose string costs more than the method's).
+  var httpMethod: String?? {
+    state.withLock { $0.request.httpMethod() }
   }
 
   /// The other fields but the headers, read now if they were not yet.
@@ -92,24 +99,12 @@ final class FastFields: Sendable {
 /// The common typed fields of a request read in place. Double optionals: the outer nil means "not
 /// read here, ask the archive", the inner one is the accessor's own nil.
 final class FastFieldValues: Sendable {
-  let rootKey: String
   let url: String??
-  let httpMethod: String??
   let timeoutInterval: Double?
 
-  init(_ request: InPlaceRequest, rootKey: String? = nil) {
-    self.rootKey = rootKey ?? request.archive.rootKey
+  init(_ request: InPlaceRequest) {
     url = request.url(.url)
-    httpMethod = request.httpMethod()
     timeoutInterval = request.real(.timeoutInterval)
-  }
-
-  /// `values` with another root key.
-  init(copying values: FastFieldValues, rootKey: String) {
-    self.rootKey = rootKey
-    url = values.url
-    httpMethod = values.httpMethod
-    timeoutInterval = values.timeoutInterval
   }
 }
 

@@ -61,6 +61,8 @@ extension ResumeData {
     var findings = [Finding]()
     for rule in rules where rule.isNeeded(for: target) {
       let changes = try rule.apply(to: &blob, context)
+      // Most rules change nothing: an empty append still costs a call and a uniqueness check.
+      guard !changes.isEmpty else { continue }
       findings += changes
       if changes.contains(where: { $0.severity == .error }) {
         return RepairResult(blob: nil, findings: findings)
