@@ -1,3 +1,4 @@
+import CVectorLoops
 import Foundation
 
 /// Reads Apple binary property lists (`bplist00`).
@@ -215,41 +216,40 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
     _ bytes: UnsafeRawBufferPointer, _ trailer: BinaryTrailer,
     into offsets: UnsafeMutablePointer<Int>
   ) throws {
-    // The widths writers use, each with the width fixed in its loop.
-    switch trailer.offsetIntSize {
-    case 1: try readOffsets(bytes, trailer, into: offsets, size: 1)
-    case 2: try readOffsets(bytes, trailer, into: offsets, size: 2)
-    default: try readOffsets(bytes, trailer, into: offsets, size: trailer.offsetIntSize)
-    }
-  }
-
-  @inline(__always)
-  private static func readOffsets(
-    _ bytes: UnsafeRawBufferPointer, _ trailer: BinaryTrailer,
-    into offsets: UnsafeMutablePointer<Int>, size: Int
-  ) throws {
     let tableOffset = trailer.offsetTableOffset
-    // Every object offset must point into the object area, after the header, before the table.
-    // The trailer was validated: the table lies inside the input, so the loop reads through the
-    // base pointer without bounds checks, and one unsigned comparison checks both ends.
-    let base = bytes.baseAddress!
-    var position = tableOffset
-    for index in 0..<trailer.objectCount {
-      let offset: UInt64
-      switch size {
-      case 1: offset = UInt64(base.load(fromByteOffset: position, as: UInt8.self))
-      case 2:
-        offset = UInt64(
-          UInt16(bigEndian: base.loadUnaligned(fromByteOffset: position, as: UInt16.self)))
-      default: offset = readSizedUInt(bytes, position, size)
+    let count = trailer.objectCount
+    let width = trailer.offsetIntSize
+    // Every object offset must point into the object area, after the header, before the table:
+    // one unsigned comparison checks both ends. The trailer was validated: the table lies inside
+    // the input.
+    let limit = UInt64(tableOffset &- 8)
+    func entry(_ index: Int) -> UInt64 {
+      readSizedUInt(bytes, tableOffset &+ index &* width, width)
+    }
+    // The widths writers use for files up to 64 KiB, in vectors (C); wider tables here.
+    var outside = Int32(-1)
+    if width <= 2 {
+      outside = offsets.withMemoryRebound(to: Int64.self, capacity: count) {
+        cvl_read_offsets(
+          bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + tableOffset, count, width,
+          limit, $0)
       }
-      guard offset &- 8 < UInt64(tableOffset &- 8) else {
-        throw PropertyListError(
-          .malformed, "offset-table entry \(offset) is outside the object area 8..<\(tableOffset)",
-          at: .offset(position))
+    }
+    if outside == -1 {
+      outside = 0
+      for index in 0..<count {
+        let offset = entry(index)
+        if offset &- 8 >= limit { outside = 1 }
+        offsets[index] = Int(truncatingIfNeeded: offset)
       }
-      offsets[index] = Int(truncatingIfNeeded: offset)
-      position &+= size
+    }
+    guard outside == 1 else { return }
+    // The first entry outside, for the error.
+    for index in 0..<count where entry(index) &- 8 >= limit {
+      throw PropertyListError(
+        .malformed,
+        "offset-table entry \(entry(index)) is outside the object area 8..<\(tableOffset)",
+        at: .offset(tableOffset &+ index &* width))
     }
   }
 

@@ -45,4 +45,13 @@ int cvl_xml_needs_escaping(const uint8_t *text, size_t count);
 /// Whether `text` is printable ASCII (0x20 to 0x7E), tabs, LFs and CRs only.
 int cvl_xml_is_plain_text(const uint8_t *text, size_t count);
 
+// Binary plists' offset tables.
+
+/// Reads the `count` big-endian entries of `width` bytes (1 or 2, what files of up to 64 KiB use)
+/// at `table` into `out`, and returns 1 when any entry minus 8 is `limit` or more (unsigned: an
+/// entry below 8 counts), else 0; -1 (having read nothing) for any other width. Every entry is
+/// stored either way.
+int cvl_read_offsets(const uint8_t *table, size_t count, size_t width, uint64_t limit,
+                     int64_t *out);
+
 #endif
