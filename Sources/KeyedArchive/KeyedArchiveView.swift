@@ -217,9 +217,12 @@ package struct KeyedArchiveView {
   ///
   /// - Parameter knownKeys: strings to return for keys spelled as one of them, rather than a new
   ///   string read from the bytes (the caller's constants cost no allocation).
-  /// - Returns: also whether every key is one of `knownKeys`.
+  /// - Returns: also whether every key is one of `knownKeys`, and whether, besides, no key is
+  ///   there twice (found from which known key each is, when there are at most 64 known keys; else
+  ///   false, which only means unknown).
   package func plainRootDictionary(limits: KeyedArchiveLimits, knownKeys: [String] = []) -> (
-    entries: [PropertyListDictionary.Element], mutable: Bool, keysAreKnown: Bool
+    entries: [PropertyListDictionary.Element], mutable: Bool, keysAreKnown: Bool,
+    knownAndDistinct: Bool
   )? {
     let root = rootUID
     guard root != 0, let classUID = classUID(ofInstance: object(root)) else { return nil }
@@ -235,16 +238,24 @@ package struct KeyedArchiveView {
     var entries = [PropertyListDictionary.Element]()
     entries.reserveCapacity(table.count(keys))
     var keysAreKnown = true
+    // One bit per known key met, so that a key met twice shows without comparing strings.
+    var met: UInt64 = 0
+    var distinct = knownKeys.count <= 64
     for position in 0..<table.count(keys) {
       guard let keyObject = plainObject(table.element(keys, position)),
         table.isKind(keyObject, .string),
         let value = plainValue(table.element(values, position))
       else { return nil }
-      let (key, isKnown) = key(keyObject, knownKeys)
-      keysAreKnown = keysAreKnown && isKnown
+      let (key, known) = key(keyObject, knownKeys)
+      if let known, known < 64 {
+        distinct = distinct && met & 1 << known == 0
+        met |= 1 << known
+      } else {
+        keysAreKnown = false
+      }
       entries.append((key, value))
     }
-    return (entries, mutable, keysAreKnown)
+    return (entries, mutable, keysAreKnown, keysAreKnown && distinct)
   }
 
   // The object a reference to a plain object names: nil for anything but a UID other than 0.
@@ -255,17 +266,17 @@ package struct KeyedArchiveView {
     return uid == 0 ? nil : object(uid)
   }
 
-  // A string object as a key: one of `knownKeys` when it is spelled so (and whether it is).
-  private func key(_ object: Int, _ knownKeys: [String]) -> (String, isKnown: Bool) {
+  // A string object as a key: one of `knownKeys` when it is spelled so (and which one it is).
+  private func key(_ object: Int, _ knownKeys: [String]) -> (String, known: Int?) {
     if let bytes = table.asciiBytes(object) {
-      for known in knownKeys where known.utf8.count == bytes.count {
+      for (index, known) in knownKeys.enumerated() where known.utf8.count == bytes.count {
         var known = known
         if known.withUTF8({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
-          return (known, true)
+          return (known, index)
         }
       }
     }
-    return (table.string(object), false)
+    return (table.string(object), nil)
   }
 
   // A reference to a plain string, number, boolean or data object, decoded as the decoder does

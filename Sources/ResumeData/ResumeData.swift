@@ -175,9 +175,12 @@ public struct ResumeData: Sendable, Hashable {
       let view = KeyedArchiveView(data, limits: limits.propertyList),
       view.hasEnvelopeKey("$archiver"),
       let root = view.plainRootDictionary(limits: limits, knownKeys: ResumeDataKey.all),
-      // A key twice (nothing CFNetwork writes) is left to the eager path.
-      let split = Self.splitPlain(root.entries),
-      Self.holdsResumeKeys(split.plain)
+      // A key twice (nothing CFNetwork writes) is left to the eager path. Resume keys alone, none
+      // twice, need no look at the keys again.
+      let split = root.knownAndDistinct
+        ? (PropertyListDictionary(uniqueKeys: root.entries), [:], root.entries.map(\.key))
+        : Self.splitPlain(root.entries),
+      root.knownAndDistinct && !root.entries.isEmpty || Self.holdsResumeKeys(split.plain)
         || split.archived.keys.contains(where: ResumeDataKey.isKnown)
     else { return nil }
     // WebKit's wrapper holds a blob of its own, read on the eager path.

@@ -177,6 +177,51 @@ struct ResumeFastPathTests {
     #expect(try read.encoded() == canonical)
   }
 
+  /// A keyed archive of an NSDictionary with `keys` (each a string object of its own, so that a
+  /// key twice is two objects) and a string value for each.
+  private static func dictionaryArchive(_ keys: [String]) throws -> Data {
+    let count = UInt64(keys.count)
+    var objects: [PropertyListValue] = [.string("$null")]
+    let root = PropertyListDictionary(uniqueKeys: [
+      ("NS.keys", .array((0..<count).map { .uid(2 + $0) })),
+      ("NS.objects", .array((0..<count).map { .uid(2 + count + $0) })),
+      ("$class", .uid(2 + 2 * count)),
+    ])
+    objects.append(.dictionary(root))
+    objects += keys.map { .string($0) }
+    objects += keys.indices.map { .string("https://example.com/\($0)") }
+    objects.append(
+      .dictionary(
+        PropertyListDictionary(uniqueKeys: [
+          ("$classname", .string("NSDictionary")),
+          ("$classes", .array([.string("NSDictionary"), .string("NSObject")])),
+        ])))
+    let envelope = PropertyListDictionary(uniqueKeys: [
+      ("$version", .integer(PropertyListInteger(100_000))),
+      ("$archiver", .string("NSKeyedArchiver")),
+      ("$top", .dictionary(PropertyListDictionary(uniqueKeys: [("root", .uid(1))]))),
+      ("$objects", .array(objects)),
+    ])
+    return try BinaryPropertyListWriter().write(.dictionary(envelope))
+  }
+
+  @Test(
+    "A root dictionary with a key twice is left to the eager path, which reads it the same",
+    arguments: [
+      ["NSURLSessionDownloadURL", "NSURLSessionDownloadURL"],
+      ["NSURLSessionDownloadURL", "NSURLSessionResumeEntityTag", "NSURLSessionDownloadURL"],
+      ["NSURLSessionDownloadURL", "Other", "Other"],
+    ])
+  func keyTwice(_ keys: [String]) throws {
+    let bytes = try Self.dictionaryArchive(keys)
+    #expect(ResumeDifferential.difference(bytes) == nil)
+    #expect((try? ResumeData(decoding: bytes))?.isReadInPlace != true)
+    // Without the second, read in place.
+    let once = try Self.dictionaryArchive(Array(keys.dropLast()))
+    #expect(try ResumeData(decoding: once).isReadInPlace)
+    #expect(ResumeDifferential.difference(once) == nil)
+  }
+
   /// A big-endian unsigned integer.
   private static func bigEndian(_ bytes: Data.SubSequence) -> Int {
     Int(bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
