@@ -247,9 +247,11 @@ package struct KeyedArchiveView {
         let value = plainValue(table.element(values, position))
       else { return nil }
       let (key, known) = key(keyObject, knownKeys)
-      if let known, known < 64 {
-        distinct = distinct && met & 1 << known == 0
-        met |= 1 << known
+      if let known {
+        if known < 64 {
+          distinct = distinct && met & 1 << known == 0
+          met |= 1 << known
+        }
       } else {
         keysAreKnown = false
       }
