@@ -163,7 +163,6 @@ public struct ResumeData: Sendable, Hashable {
     var mutable: Bool
     var keysAreKnown: Bool
     var plain: PropertyListDictionary
-    var archived: [String: ArchivedValue]
     var order: [String]
   }
 
@@ -175,13 +174,9 @@ public struct ResumeData: Sendable, Hashable {
       let view = KeyedArchiveView(data, limits: limits.propertyList),
       view.hasEnvelopeKey("$archiver"),
       let root = view.plainRootDictionary(limits: limits, knownKeys: ResumeDataKey.all),
-      // A key twice (nothing CFNetwork writes) is left to the eager path. Resume keys alone, none
-      // twice, need no look at the keys again.
-      let split = root.knownAndDistinct
-        ? (PropertyListDictionary(uniqueKeys: root.entries), [:], root.entries.map(\.key))
-        : Self.splitPlain(root.entries),
+      // A key twice (nothing CFNetwork writes) is left to the eager path.
+      let split = Self.splitPlain(root.entries, distinct: root.knownAndDistinct),
       root.knownAndDistinct && !root.entries.isEmpty || Self.holdsResumeKeys(split.plain)
-        || split.archived.keys.contains(where: ResumeDataKey.isKnown)
     else { return nil }
     // WebKit's wrapper holds a blob of its own, read on the eager path.
     if case .data(let inner)? = split.plain["data"], split.plain[ResumeDataKey.localPath] != nil,
@@ -191,7 +186,7 @@ public struct ResumeData: Sendable, Hashable {
     }
     return InPlaceParts(
       view: view, mutable: root.mutable, keysAreKnown: root.keysAreKnown, plain: split.plain,
-      archived: split.archived, order: split.order)
+      order: split.order)
   }
 
   /// A keyed blob from the parts `inPlaceParts` read; its archive is decoded on first use.
@@ -201,7 +196,8 @@ public struct ResumeData: Sendable, Hashable {
       bytes: data, recipe: .propertyList(limits.propertyList), view: parts.view.plist)
     let isSafari = Self.isSafariShaped(parts.plain)
     entries = parts.plain
-    archivedEntries = parts.archived
+    // Only roots of plain values are read in place.
+    archivedEntries = [:]
     rootKeyOrder = parts.order
     rootIsMutable = parts.mutable
     entryKeysAreKnown = Unequated(parts.keysAreKnown)
@@ -512,6 +508,13 @@ public struct ResumeData: Sendable, Hashable {
     throws
     -> ArchivedObject
   {
+    // The class is checked before the graph is decoded: a root of another class may share its
+    // objects exponentially, and would cost up to `limits.maximumVisits` before being refused.
+    if let chain = archive.classChain(ofObject: archive.rootUID),
+      !chain.contains(where: { $0.hasPrefix("NWURLSession") })
+    {
+      throw notNetworkFrameworkRoot(archive)
+    }
     let root: ArchivedValue
     do {
       root = try archive.decodeRoot(limits: limits)
@@ -522,11 +525,15 @@ public struct ResumeData: Sendable, Hashable {
     guard case .object(let object) = root,
       object.classChain.contains(where: { $0.hasPrefix("NWURLSession") })
     else {
-      throw ResumeDataError(
-        .notResumeData, "the masked archive's root is not an NWURLSessionResumeInfo",
-        at: "$top.\(archive.rootKey)")
+      throw notNetworkFrameworkRoot(archive)
     }
     return object
+  }
+
+  private static func notNetworkFrameworkRoot(_ archive: KeyedArchive) -> ResumeDataError {
+    ResumeDataError(
+      .notResumeData, "the masked archive's root is not an NWURLSessionResumeInfo",
+      at: "$top.\(archive.rootKey)")
   }
 
   /// The root dictionary of a keyed blob: plain values, and the rest decoded.
@@ -536,12 +543,21 @@ public struct ResumeData: Sendable, Hashable {
       mutable: Bool
     )
   {
+    // As for Network.framework roots: the class first, then the graph.
+    if let chain = archive.classChain(ofObject: archive.rootUID),
+      chain.first != "NSDictionary" && chain.first != "NSMutableDictionary"
+    {
+      throw notADictionary(archive)
+    }
     guard case .dictionary(let pairs, let mutable) = try archive.decodeRoot(limits: limits) else {
-      throw KeyedArchiveError(
-        .badObject, "the root is not a dictionary", at: "$top.\(archive.rootKey)")
+      throw notADictionary(archive)
     }
     let split = try Self.split(pairs, rootKey: archive.rootKey)
     return (split.plain, split.archived, split.order, mutable)
+  }
+
+  private static func notADictionary(_ archive: KeyedArchive) -> KeyedArchiveError {
+    KeyedArchiveError(.badObject, "the root is not a dictionary", at: "$top.\(archive.rootKey)")
   }
 
   /// A root dictionary's entries parted into plain values and the rest, with the keys' order.
@@ -598,16 +614,18 @@ public struct ResumeData: Sendable, Hashable {
     return (plain, archived, order)
   }
 
-  /// A root dictionary's plain entries, as `split` parts them (all plain, none archived), when no
-  /// key repeats; nil otherwise.
-  private static func splitPlain(_ entries: [PropertyListDictionary.Element]) -> (
-    plain: PropertyListDictionary, archived: [String: ArchivedValue], order: [String]
+  /// A root dictionary's plain entries and their keys' order, as `split` parts them (all plain,
+  /// none archived), when no key repeats; nil otherwise. `distinct` says the keys are already known
+  /// not to repeat (resume keys, each once), and then they are not compared again.
+  private static func splitPlain(_ entries: [PropertyListDictionary.Element], distinct: Bool) -> (
+    plain: PropertyListDictionary, order: [String]
   )? {
+    if distinct { return (PropertyListDictionary(uniqueKeys: entries), entries.map(\.key)) }
     var order = [String]()
     order.reserveCapacity(entries.count)
     // Through the buffer: each key is read in place, rather than copied out of its entry along
     // with (and retaining) the entry's value.
-    let distinct = entries.withUnsafeBufferPointer { entries in
+    let unique = entries.withUnsafeBufferPointer { entries in
       for position in entries.indices {
         // A handful of keys: comparing them pairwise is cheaper than hashing.
         let length = entries[position].key.utf8.count
@@ -621,8 +639,8 @@ public struct ResumeData: Sendable, Hashable {
       }
       return true
     }
-    guard distinct else { return nil }
-    return (PropertyListDictionary(uniqueKeys: entries), [:], order)
+    guard unique else { return nil }
+    return (PropertyListDictionary(uniqueKeys: entries), order)
   }
 
   /// Whether a keyed blob's dictionary is in Safari's shape: a `LocalPath`, and neither an
