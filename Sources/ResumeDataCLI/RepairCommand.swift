@@ -11,13 +11,15 @@ enum RepairCommand {
     Converts the blob to a form that system reads, and works around that system's bugs
     (ByteRange on iOS 11.0-11.2, the request layout iOS 10.0-10.1 reads back, a missing
     original request, a LocalPath into an old sandbox, a byte count that disagrees with
-    the partial file). Prints what changed, one finding a line ("no changes needed" when
-    nothing did). A blob no system can resume (the empty blob of iOS 12.0-12.2) is
-    refused: its findings are printed, nothing is written, and the exit status is 1.
+    the partial file, the segments of a download over several connections). Prints what
+    changed, one finding a line ("no changes needed" when nothing did), and a warning for
+    what it leaves to you. A blob no system can resume (the empty blob of iOS 12.0-12.2)
+    is refused: its findings are printed, nothing is written, and the exit status is 1.
 
-    USAGE: resumedata repair FILE|- --target T -o OUT|- [--temp-dir DIR] [--json]
-           resumedata repair FILE|DIR... --target T --in-place [--backup] [--temp-dir DIR]
-                             [--json]
+    USAGE: resumedata repair FILE|- --target T -o OUT|- [--temp-dir DIR
+                             [--truncate-partial-file]] [--json]
+           resumedata repair FILE|DIR... --target T --in-place [--backup] [--temp-dir DIR
+                             [--truncate-partial-file]] [--json]
 
     ARGUMENTS:
       FILE|-            The blob to read; - reads standard input.
@@ -45,7 +47,15 @@ enum RepairCommand {
                         it. An existing FILE.bak with other contents is never overwritten
                         (that file fails instead).
       --temp-dir DIR    The directory that holds the partial file: enables the repairs
-                        that look at its size or move a LocalPath into it.
+                        that look at its size or move a LocalPath into it. Nothing in it
+                        is written, unless:
+      --truncate-partial-file
+                        With --temp-dir, for an Apple target: a download over several
+                        connections (ResumeDataKitSegments) keeps later segments past
+                        the prefix an Apple system resumes from, which it would splice
+                        wrongly; truncate the partial file to that prefix, dropping them,
+                        and remove the map. Without it such a blob is left as it is,
+                        with a warning.
       --json            Print the findings as one JSON object (see docs/cli/repair.md).
       -h, --help        Show this help.
 
@@ -59,6 +69,8 @@ enum RepairCommand {
       resumedata repair Fixtures/resume/keyed-v4.archive --target ios10.0-10.1 \\
           -o repaired.plist --json
       resumedata repair Fixtures/resume --target ios13+ --in-place --backup
+      resumedata repair paused.archive --target ios13+ -o handoff.archive \\
+          --temp-dir downloads/tmp --truncate-partial-file
 
     """
 
@@ -69,7 +81,7 @@ enum RepairCommand {
     options: [
       .option("--target", value: .targets), .option("-o", "--output", value: .file),
       .option("--temp-dir", value: .directory), .flag("--json"), .flag("--in-place"),
-      .flag("--backup"),
+      .flag("--backup"), .flag("--truncate-partial-file"),
     ],
     arguments: .file, run: run(_:streams:))
 
@@ -82,13 +94,19 @@ enum RepairCommand {
     else { return .success }
     guard let name = parsed.value("--target") else { throw .usage("repair needs --target T") }
     let target = try ResumeInput.target(name)
+    if parsed.has("--truncate-partial-file"), parsed.temporaryDirectory == nil {
+      throw .usage(
+        "--truncate-partial-file needs --temp-dir DIR, the directory of the partial file")
+    }
     if parsed.has("--in-place") { return try InPlaceRepair(parsed, target: target).run(streams) }
     if parsed.has("--backup") { throw .usage("--backup goes with --in-place") }
     let output = try BlobOutput(parsed, command: "repair")
     let (path, resume) = try parsed.readResumeData(for: "repair", streams: streams)
     let result: RepairResult
     do {
-      result = try resume.repaired(for: target, temporaryDirectory: parsed.temporaryDirectory)
+      result = try resume.repaired(
+        for: target, temporaryDirectory: parsed.temporaryDirectory,
+        truncatingPartialFile: parsed.has("--truncate-partial-file"))
     } catch {
       throw .operation(error, file: path)
     }
@@ -132,7 +150,10 @@ private struct InPlaceRepair {
     var line: String {
       switch status {
       case .repaired: "\(file): repaired: " + findings.map(\.code).joined(separator: ", ")
-      case .unchanged: "\(file): unchanged"
+      // A rule that changed nothing may still have said what is left to do.
+      case .unchanged:
+        "\(file): unchanged"
+          + (findings.isEmpty ? "" : ": " + findings.map(\.code).joined(separator: ", "))
       default: "\(file): \(status.name): \(reason ?? "")"
       }
     }
@@ -143,6 +164,7 @@ private struct InPlaceRepair {
   let backup: Bool
   let json: Bool
   let temporaryDirectory: URL?
+  let truncatingPartialFile: Bool
 
   init(_ parsed: Arguments, target: RepairTarget) throws(CommandError) {
     guard parsed.output == nil else { throw .usage("give -o OUT or --in-place, not both") }
@@ -157,6 +179,7 @@ private struct InPlaceRepair {
     backup = parsed.has("--backup")
     json = parsed.has("--json")
     temporaryDirectory = parsed.temporaryDirectory
+    truncatingPartialFile = parsed.has("--truncate-partial-file")
   }
 
   func run(_ streams: Streams) -> ExitCode {
@@ -213,7 +236,9 @@ private struct InPlaceRepair {
     }
     var report = Report(file: path, status: .unchanged, generation: resume.generation.rawValue)
     do {
-      let result = try resume.repaired(for: target, temporaryDirectory: temporaryDirectory)
+      let result = try resume.repaired(
+        for: target, temporaryDirectory: temporaryDirectory,
+        truncatingPartialFile: truncatingPartialFile)
       report.findings = result.findings
       guard let blob = result.blob else {
         report.status = .refused

@@ -109,6 +109,52 @@ struct RepairCommandTests {
     #expect(repaired.localPath == scratch.url.appendingPathComponent("download.tmp").path)
   }
 
+  @Test("--truncate-partial-file hands a segmented download over: the file cut to the prefix")
+  func handOff() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let partial = scratch.path("CFNetworkDownload_v4w5x6.tmp")
+    try Data(count: 4_194_304).write(to: URL(fileURLWithPath: partial))
+    let output = scratch.path("out.archive")
+    let arguments = [
+      "repair", resumeFixturePath("segmented.archive"), "--target", "ios13+", "-o", output,
+      "--temp-dir", scratch.url.path,
+    ]
+    // Without leave to truncate: the warning, the blob written as it was, the file untouched.
+    let (warned, warning) = run(arguments)
+    #expect(warned == .success)
+    #expect(
+      text(warning.standardOutput)
+        == "warning hand-off-segments: left as it is: the partial file is allocated to all 4194304 bytes and holds segments past byte 1048576, the prefix ios13+ can resume from; truncate the file to 1048576 bytes first (`repair --temp-dir DIR --truncate-partial-file` does, dropping the segments past it) (ResumeDataKitSegments)\n"
+    )
+    #expect(try decodedResume(at: output).segments != nil)
+    #expect(try FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int == 4_194_304)
+    let (status, captured) = run(arguments + ["--truncate-partial-file"])
+    #expect(status == .success)
+    #expect(
+      text(captured.standardOutput)
+        == "info hand-off-segments: the partial file CFNetworkDownload_v4w5x6.tmp truncated from 4194304 to 1048576 bytes, the prefix ios13+ can resume from (1048576 bytes of later segments dropped), and the segment map removed (ResumeDataKitSegments)\n"
+    )
+    let repaired = try decodedResume(at: output)
+    #expect(repaired.segments == nil)
+    #expect(repaired.bytesReceived == 1_048_576)
+    #expect(try FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int == 1_048_576)
+  }
+
+  @Test("--truncate-partial-file without --temp-dir is a usage error")
+  func handOffNeedsDirectory() throws {
+    let (status, captured) = run([
+      "repair", resumeFixturePath("segmented.archive"), "--target", "ios13+", "-o", "-",
+      "--truncate-partial-file",
+    ])
+    #expect(status == .usage)
+    #expect(
+      captured.standardError
+        == "Error: --truncate-partial-file needs --temp-dir DIR, the directory of the partial file\nRun 'resumedata repair --help' for usage.\n"
+    )
+    #expect(captured.standardOutput.isEmpty)
+  }
+
   @Test("--json reports the written blob and the findings")
   func json() throws {
     let scratch = try ScratchDirectory()

@@ -23,6 +23,8 @@ struct RepairCase: Sendable, CustomTestStringConvertible {
   let before: String
   let target: RepairTarget
   var directory = PartialDirectory.none
+  /// Whether the repair may truncate the partial file (`RepairContext.truncatingPartialFile`).
+  var truncating = false
   /// The codes of the repair's findings, in order.
   let findings: [String]
   /// The file the repaired blob must equal, relative to Fixtures/ (nil: refused, nothing written).
@@ -61,6 +63,23 @@ let repairCases = [
     target: .linux, directory: .withPartial("CFNetworkDownload_v4w5x6.tmp", 2_500_000),
     findings: ["reconcile-bytes-received"],
     after: "repair/reconcile-bytes-received-segmented.after.archive"),
+  // A segmented download handed to an Apple system: the file truncated to the prefix, the map
+  // removed, only when allowed; a warning and the blob as it was otherwise.
+  RepairCase(
+    rule: "hand-off-segments", before: "resume/segmented.archive", target: .ios13Later,
+    directory: .withPartial("CFNetworkDownload_v4w5x6.tmp", 4_194_304), truncating: true,
+    findings: ["hand-off-segments"], after: "repair/hand-off-segments.after.archive"),
+  RepairCase(
+    rule: "hand-off-segments", before: "resume/segmented.archive", target: .ios13Later,
+    directory: .withPartial("CFNetworkDownload_v4w5x6.tmp", 4_194_304),
+    findings: ["hand-off-segments"], after: "resume/segmented.archive"),
+  RepairCase(
+    rule: "hand-off-segments", before: "resume/segmented.archive", target: .ios13Later,
+    truncating: true, findings: ["hand-off-segments"], after: "resume/segmented.archive"),
+  RepairCase(
+    rule: "hand-off-segments", before: "resume/segmented.archive", target: .linux,
+    directory: .withPartial("CFNetworkDownload_v4w5x6.tmp", 4_194_304), truncating: true,
+    findings: [], after: "resume/segmented.archive"),
   RepairCase(
     rule: "fill-original-request", before: "resume/safari.archive", target: .ios12,
     findings: ["fill-original-request"], after: "repair/fill-original-request.after.archive"),
@@ -106,7 +125,8 @@ struct RepairTests {
   func fixture(_ repair: RepairCase) throws {
     let blob = try ResumeData(decoding: try fixtureData(repair.before))
     let result = try blob.repaired(
-      for: repair.target, temporaryDirectory: try directory(for: repair.directory))
+      for: repair.target, temporaryDirectory: try directory(for: repair.directory),
+      truncatingPartialFile: repair.truncating)
     #expect(result.findings.map(\.code) == repair.findings)
     guard let after = repair.after else {
       #expect(result.blob == nil)

@@ -17,13 +17,21 @@ public struct RepairContext: Sendable, Hashable {
   /// The system the blob is meant for.
   public var target: RepairTarget
   /// The directory that holds (or should hold) the partial file: enables the rules that look at
-  /// its size or move a `LocalPath` into it. Only file attributes are read in it.
+  /// its size or move a `LocalPath` into it. Only file attributes are read in it, unless
+  /// `truncatingPartialFile` allows the one write a repair makes.
   public var temporaryDirectory: URL?
+  /// Whether `HandOffSegmentedDownload` may truncate the partial file of a download over several
+  /// connections to the prefix an Apple system resumes from, dropping the segments past it.
+  /// Default false: the rule then only says what is left to do.
+  public var truncatingPartialFile: Bool
 
   /// Creates a context.
-  public init(target: RepairTarget, temporaryDirectory: URL? = nil) {
+  public init(
+    target: RepairTarget, temporaryDirectory: URL? = nil, truncatingPartialFile: Bool = false
+  ) {
     self.target = target
     self.temporaryDirectory = temporaryDirectory
+    self.truncatingPartialFile = truncatingPartialFile
   }
 }
 
@@ -37,10 +45,11 @@ public struct RepairResult: Sendable, Hashable {
 }
 
 extension ResumeData {
-  /// The rules, in the order they run: refusal first, then the form the target reads, then the
-  /// partial file, then the request archives.
+  /// The rules, in the order they run: refusal first, then the segment map (which the target's
+  /// form does not carry), then the form the target reads, then the partial file, then the
+  /// request archives.
   public static let repairRules: [any RepairRule] = [
-    RefuseEmptyBlob(), ConvertForTarget(), MoveLocalPathIntoDirectory(),
+    RefuseEmptyBlob(), HandOffSegmentedDownload(), ConvertForTarget(), MoveLocalPathIntoDirectory(),
     ReconcileBytesReceived(), FillOriginalRequest(), RemoveByteRange(),
     RewriteRequestsForIOS10(), RestoreStandardRequestLayout(),
   ]
@@ -49,12 +58,15 @@ extension ResumeData {
   /// each changed. An untouched blob (nothing needed) comes back as it was: its
   /// `encoded(keepingUntouchedBytes: true)` is the bytes it was read from.
   ///
+  /// - Parameter truncatingPartialFile: see `RepairContext.truncatingPartialFile`.
   /// - Throws: `ResumeDataError` when a rule cannot read what it must change.
   public consuming func repaired(
-    for target: RepairTarget, temporaryDirectory: URL? = nil,
+    for target: RepairTarget, temporaryDirectory: URL? = nil, truncatingPartialFile: Bool = false,
     rules: [any RepairRule] = ResumeData.repairRules
   ) throws -> RepairResult {
-    let context = RepairContext(target: target, temporaryDirectory: temporaryDirectory)
+    let context = RepairContext(
+      target: target, temporaryDirectory: temporaryDirectory,
+      truncatingPartialFile: truncatingPartialFile)
     // Consuming: a caller done with the blob hands it over instead of having it copied, which
     // retains every reference it holds.
     var blob = self
