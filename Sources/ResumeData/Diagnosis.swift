@@ -212,7 +212,7 @@ extension ResumeData {
     found.append(
       Finding(
         "segmented-partial-file", .warning,
-        "a download over several connections: the partial file is allocated to all \(map.total) bytes and holds \(map.bytesOnDisk) of them in \(map.onDisk.count) range\(map.onDisk.count == 1 ? "" : "s"); an Apple system resumes from byte \(map.contiguousPrefix) and appends at the file's end, so truncate the file to \(map.contiguousPrefix) bytes before handing it over, or resume it with this toolkit",
+        "a download over several connections: the partial file is allocated to all \(map.total) bytes and holds \(map.bytesOnDisk) of them in \(map.onDisk.count) range\(map.onDisk.count == 1 ? "" : "s"); an Apple system resumes from byte \(map.contiguousPrefix) and appends at the file's end, so truncate the file to \(map.contiguousPrefix) bytes before handing it over (`repair --truncate-partial-file`), or resume it with this toolkit",
         path: ResumeDataKey.segments))
     return map
   }
