@@ -93,37 +93,24 @@ struct ResumeFuzzRegressionTests {
 
   /// Each object names the next one twice, so that decoding the root visits 2^depth objects; its
   /// class is checked first, and it is refused before any of them is visited. Under a limit of
-  /// eight visits, decoding first would report the limit instead.
+  /// eight visits, decoding first would report the limit instead. Masked as Network.framework's,
+  /// its root's class is not an `NWURLSession…` one, which is known as early.
   @Test(
-    "A keyed root that is not a dictionary is refused by its class, before its graph is decoded",
-    arguments: [KeyedArchiveLimits.default, KeyedArchiveLimits(maximumVisits: 8)])
-  func rootNotADictionary(limits: KeyedArchiveLimits) throws {
-    let data = try Data(
+    "A keyed root of the wrong class is refused by its class, before its graph is decoded",
+    arguments: [false, true], [KeyedArchiveLimits.default, KeyedArchiveLimits(maximumVisits: 8)])
+  func rootOfTheWrongClass(masked: Bool, limits: KeyedArchiveLimits) throws {
+    var data = try Data(
       contentsOf: repositoryRoot.appendingPathComponent("Tests/ResumeDataTests/FuzzRegressions")
         .appendingPathComponent("keyed-root-not-dictionary-shared-exponentially-from-fuzzer"))
+    if masked { data = NetworkFrameworkMask.toggled(data) }
     for decode in [ResumeData.init(decoding:limits:), ResumeData.init(decodingEagerly:limits:)] {
       let error = try #require(throws: ResumeDataError.self) { try decode(data, limits) }
-      #expect(error.code == .keyedArchive)
-      #expect(error.description == "$top.root: the root is not a dictionary")
-    }
-  }
-
-  /// The same archive masked as Network.framework's: its root's class is not an
-  /// `NWURLSession…` one, which is known before the graph is decoded.
-  @Test(
-    "A masked root of another class is refused by its class, before its graph is decoded",
-    arguments: [KeyedArchiveLimits.default, KeyedArchiveLimits(maximumVisits: 8)])
-  func maskedRootOfAnotherClass(limits: KeyedArchiveLimits) throws {
-    let data = try Data(
-      contentsOf: repositoryRoot.appendingPathComponent("Tests/ResumeDataTests/FuzzRegressions")
-        .appendingPathComponent("keyed-root-not-dictionary-shared-exponentially-from-fuzzer"))
-    let masked = NetworkFrameworkMask.toggled(data)
-    for decode in [ResumeData.init(decoding:limits:), ResumeData.init(decodingEagerly:limits:)] {
-      let error = try #require(throws: ResumeDataError.self) { try decode(masked, limits) }
-      #expect(error.code == .notResumeData)
+      #expect(error.code == (masked ? .notResumeData : .keyedArchive))
       #expect(
-        error.description == "$top.root: the masked archive's root is not an NWURLSessionResumeInfo"
-      )
+        error.description
+          == (masked
+            ? "$top.root: the masked archive's root is not an NWURLSessionResumeInfo"
+            : "$top.root: the root is not a dictionary"))
     }
   }
 }
