@@ -7,11 +7,16 @@ import Testing
 /// BytesReceived 1048576) with a partial file of `size` bytes.
 struct HandOffCase: Sendable, CustomTestStringConvertible {
   let size: Int
+  /// Whether the repair may truncate the file (one that holds nothing past the prefix needs no
+  /// leave).
+  var allowed = true
   /// The file's size afterwards.
   let sizeAfter: Int
   let bytesReceived: Int64
   let messages: [String]
-  var testDescription: String { "a partial file of \(size) bytes" }
+  var testDescription: String {
+    "a partial file of \(size) bytes\(allowed ? "" : ", no leave to truncate")"
+  }
 }
 
 let handOffCases = [
@@ -26,9 +31,15 @@ let handOffCases = [
     messages: [
       "the partial file CFNetworkDownload_v4w5x6.tmp truncated from 2500000 to 1048576 bytes, the prefix ios13+ can resume from (402848 bytes of later segments dropped), and the segment map removed"
     ]),
+  // Truncated already: only the blob changes, with or without leave.
+  HandOffCase(
+    size: 1_048_576, allowed: false, sizeAfter: 1_048_576, bytesReceived: 1_048_576,
+    messages: [
+      "the segment map removed: the partial file CFNetworkDownload_v4w5x6.tmp holds 1048576 bytes, the prefix ios13+ can resume from"
+    ]),
   // Shorter than the prefix: never lengthened; the count follows the file.
   HandOffCase(
-    size: 500_000, sizeAfter: 500_000, bytesReceived: 500_000,
+    size: 500_000, allowed: false, sizeAfter: 500_000, bytesReceived: 500_000,
     messages: [
       "the segment map removed: the partial file CFNetworkDownload_v4w5x6.tmp holds 500000 bytes, the prefix ios13+ can resume from",
       "BytesReceived set from 1048576 to 500000",
@@ -47,7 +58,7 @@ struct HandOffTests {
     let file = directory.appendingPathComponent("CFNetworkDownload_v4w5x6.tmp")
     let blob = try ResumeData(decoding: try fixtureData("resume/segmented.archive"))
     let result = try blob.repaired(
-      for: .ios13Later, temporaryDirectory: directory, truncatingPartialFile: true)
+      for: .ios13Later, temporaryDirectory: directory, truncatingPartialFile: handOff.allowed)
     #expect(result.findings.map(\.message) == handOff.messages)
     #expect(result.findings.allSatisfy { $0.code == "hand-off-segments" && $0.severity == .info })
     let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int

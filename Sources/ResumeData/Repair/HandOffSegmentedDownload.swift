@@ -17,8 +17,9 @@ import PropertyList
 /// only done when the context allows it (`RepairContext.truncatingPartialFile`) and names the
 /// directory that holds the file. The rule then truncates the file to the contiguous prefix of
 /// the ranges that fit in it, sets BytesReceived to that prefix and removes the map: the blob is
-/// then what the Apple system itself would have written. Otherwise it changes nothing and returns
-/// a warning saying what is left to do. It runs before the conversion to the target's form, which
+/// then what the Apple system itself would have written. A file that holds nothing past the
+/// prefix (truncated already) needs no leave: only the blob changes. Otherwise the rule changes
+/// nothing and returns a warning saying what is left to do. It runs before the conversion to the target's form, which
 /// carries no map.
 public struct HandOffSegmentedDownload: RepairRule {
   /// Creates the rule.
@@ -38,31 +39,36 @@ public struct HandOffSegmentedDownload: RepairRule {
       return []
     }
     let system = context.target.rawValue
-    guard context.truncatingPartialFile,
-      let directory = context.temporaryDirectory?.standardizedFileURL
-    else {
-      return [
+    // What is left to do when the file may not be truncated, or cannot be.
+    func leftAsItIs(_ prefix: Int64) -> [Finding] {
+      [
         Finding(
           name, .warning,
-          "left as it is: the partial file is allocated to all \(map.total) bytes and holds segments past byte \(map.contiguousPrefix), the prefix \(system) can resume from; truncate the file to \(map.contiguousPrefix) bytes first (`repair --temp-dir DIR --truncate-partial-file` does, dropping the segments past it)",
+          "left as it is: the partial file is allocated to all \(map.total) bytes and holds segments past byte \(prefix), the prefix \(system) can resume from; truncate the file to \(prefix) bytes first (`repair --temp-dir DIR --truncate-partial-file` does, dropping the segments past it)",
           path: ResumeDataKey.segments)
       ]
     }
-    guard let partial = blob.partialFile(in: directory), let size = ResumeData.fileSize(partial)
+    guard let directory = context.temporaryDirectory?.standardizedFileURL,
+      let partial = blob.partialFile(in: directory), let size = ResumeData.fileSize(partial)
     else {
+      guard context.truncatingPartialFile, let directory = context.temporaryDirectory else {
+        return leftAsItIs(map.contiguousPrefix)
+      }
       return [
         Finding(
           name, .warning,
-          "left as it is: no regular partial file the blob names is in \(directory.path) to truncate",
+          "left as it is: no regular partial file the blob names is in \(directory.standardizedFileURL.path) to truncate",
           path: ResumeDataKey.segments)
       ]
     }
     let file = partial.lastPathComponent
     // A file shorter than the map keeps the ranges that fit, as `reconcile-bytes-received` reads
-    // it; never lengthened.
+    // it; never lengthened. One that holds nothing past the prefix (truncated already) needs no
+    // leave: only the blob changes.
     let kept = map.truncated(to: size)
     let prefix = kept.contiguousPrefix
     if size > prefix {
+      guard context.truncatingPartialFile else { return leftAsItIs(prefix) }
       if let failure = Self.truncate(partial, to: prefix) {
         return [
           Finding(
