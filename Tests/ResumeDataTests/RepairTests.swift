@@ -124,8 +124,15 @@ struct RepairTests {
     "Each repair fixture becomes its after file, with the rule's findings", arguments: repairCases)
   func fixture(_ repair: RepairCase) throws {
     let blob = try ResumeData(decoding: try fixtureData(repair.before))
+    let partialDirectory = try directory(for: repair.directory)
+    // Only a directory made for the case is removed (a fixed one is a path that need not exist).
+    defer {
+      if case .withPartial = repair.directory, let partialDirectory {
+        try? FileManager.default.removeItem(at: partialDirectory)
+      }
+    }
     let result = try blob.repaired(
-      for: repair.target, temporaryDirectory: try directory(for: repair.directory),
+      for: repair.target, temporaryDirectory: partialDirectory,
       truncatingPartialFile: repair.truncating)
     #expect(result.findings.map(\.code) == repair.findings)
     guard let after = repair.after else {
