@@ -4,12 +4,19 @@ import FuzzCommon
 import PropertyList
 @_spi(Differential) import ResumeData
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The check the resume-data target runs on every input the resume-data reader accepts: encoding it
 /// in its own generation and container and reading that back gives the same generation, container,
-/// entries and typed fields; diagnosing it (without a directory: nothing touches the disk), repairing
-/// it for a target, converting it to each generation and editing its URL and headers may fail with
-/// an error but must not crash, and whatever they produce must read back. A failed check stops the
-/// process with `fatalError`, which libFuzzer reports as a crash.
+/// entries and typed fields; diagnosing it, repairing it for a target, converting it to each
+/// generation and editing its URL and headers may fail with an error but must not crash, and
+/// whatever they produce must read back. A blob that names its partial file is also diagnosed and
+/// repaired beside a file of that name (sparse, of a size near its byte count, in a scratch
+/// directory): a repair without leave to truncate must leave the file's size alone, and one with
+/// leave may only shorten it. A failed check stops the process with `fatalError`, which libFuzzer
+/// reports as a crash.
 enum ResumeDataHarness {
   static let limits = KeyedArchiveLimits(
     propertyList: PropertyListLimits(
@@ -44,7 +51,61 @@ enum ResumeDataHarness {
         "the re-encoded blob reads differently: \(resume.generation) → \(again.generation)")
     }
     transform(resume, read: data)
+    besidePartialFile(resume)
     return 0
+  }
+
+  /// A directory of this process's own for partial files, in memory where Linux has one.
+  static let scratch: URL = {
+    let base =
+      FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+    let directory = URL(fileURLWithPath: base).appendingPathComponent(
+      "fuzz-resume-\(getpid())", isDirectory: true)
+    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+  }()
+
+  /// The size of a regular file, or nil.
+  static func fileSize(_ path: String) -> Int64? {
+    var status = stat()
+    guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+    return Int64(status.st_size)
+  }
+
+  /// Diagnoses and repairs the blob with its partial file present (the rules that look at the file:
+  /// `reconcile-bytes-received`, `move-local-path`, `hand-off-segments`).
+  static func besidePartialFile(_ resume: ResumeData) {
+    guard let name = resume.tempFileName, ResumeData.isSafeBareName(name), name.utf8.count < 200
+    else { return }
+    let pick = resume.originalCount
+    let received = max(0, min(resume.bytesReceived ?? 0, 1 << 30))
+    let mapped = (try? resume.segmentMap())?.map { min($0.total, 1 << 30) } ?? received
+    // Around the recorded count, and the whole length a segmented download allocates.
+    let size = [received, received + 1, max(0, received - 1), 0, mapped][pick % 5]
+    let path = scratch.appendingPathComponent(name).path
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { return }
+    let made = ftruncate(descriptor, off_t(size)) == 0
+    close(descriptor)
+    defer { unlink(path) }
+    guard made else { return }
+    _ = resume.findings(temporaryDirectory: scratch)
+    let allowed = pick / 5 % 2 == 1
+    let target = RepairTarget.allCases[pick / 10 % RepairTarget.allCases.count]
+    let repaired = try? resume.repaired(
+      for: target, temporaryDirectory: scratch, truncatingPartialFile: allowed)
+    let after = fileSize(path)
+    guard let after, allowed ? after <= size : after == size else {
+      fatalError(
+        "a repair for \(target) (leave to truncate: \(allowed)) took the partial file from \(size) bytes to \(after.map(String.init) ?? "nothing")"
+      )
+    }
+    if let blob = repaired?.blob {
+      guard let bytes = try? blob.encoded(), (try? ResumeData(decoding: bytes)) != nil else {
+        fatalError("a blob repaired beside its partial file for \(target) does not read back")
+      }
+      _ = blob.findings(temporaryDirectory: scratch, for: target)
+    }
   }
 
   /// `ResumeData(decoding:)` reads binary keyed blobs in place when it can; whatever it does, it
