@@ -19,8 +19,8 @@ import PropertyList
 /// the ranges that fit in it, sets BytesReceived to that prefix and removes the map: the blob is
 /// then what the Apple system itself would have written. A file that holds nothing past the
 /// prefix (truncated already) needs no leave: only the blob changes. Otherwise the rule changes
-/// nothing and returns a warning saying what is left to do. It runs before the conversion to the target's form, which
-/// carries no map.
+/// nothing and returns a warning saying what is left to do. It runs before the conversion to the
+/// target's form, which carries no map.
 public struct HandOffSegmentedDownload: RepairRule {
   /// Creates the rule.
   public init() {}
@@ -35,9 +35,7 @@ public struct HandOffSegmentedDownload: RepairRule {
   /// holds segments past it; a warning when not allowed.
   public func apply(to blob: inout ResumeData, _ context: RepairContext) throws -> [Finding] {
     // A map that does not read is left to the diagnosis (`segment-map-malformed`).
-    guard blob.segments != nil, let map = try? blob.segmentMap(), !map.isComplete else {
-      return []
-    }
+    guard let map = try? blob.segmentMap(), !map.isComplete else { return [] }
     let system = context.target.rawValue
     // What is left to do when the file may not be truncated, or cannot be.
     func leftAsItIs(_ prefix: Int64) -> [Finding] {
@@ -48,16 +46,17 @@ public struct HandOffSegmentedDownload: RepairRule {
           path: ResumeDataKey.segments)
       ]
     }
-    guard let directory = context.temporaryDirectory?.standardizedFileURL,
-      let partial = blob.partialFile(in: directory), let size = ResumeData.fileSize(partial)
+    let directory = context.temporaryDirectory?.standardizedFileURL
+    guard let directory, let partial = blob.partialFile(in: directory),
+      let size = ResumeData.fileSize(partial)
     else {
-      guard context.truncatingPartialFile, let directory = context.temporaryDirectory else {
+      guard context.truncatingPartialFile, let directory else {
         return leftAsItIs(map.contiguousPrefix)
       }
       return [
         Finding(
           name, .warning,
-          "left as it is: no regular partial file the blob names is in \(directory.standardizedFileURL.path) to truncate",
+          "left as it is: no regular partial file the blob names is in \(directory.path) to truncate",
           path: ResumeDataKey.segments)
       ]
     }
