@@ -47,6 +47,7 @@ let package = Package(
       dependencies: [
         "FuzzCommon",
         .product(name: "ResumeDataCLI", package: "ResumeDataKit"),
+        .product(name: "PropertyList", package: "ResumeDataKit"),
       ]
     ),
   ],

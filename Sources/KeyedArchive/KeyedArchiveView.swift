@@ -29,9 +29,15 @@ package struct KeyedArchiveView {
   /// fail, when it is not binary, or when it holds anything this view does not read in place.
   package init?(_ data: Data, limits: PropertyListLimits) {
     // The view refuses anything without the `bplist0` header, as format detection does.
-    guard let plist = try? BinaryPropertyListView(validating: data, limits: limits),
-      plist.dictionariesArePlain
-    else { return nil }
+    guard let plist = try? BinaryPropertyListView(validating: data, limits: limits) else {
+      return nil
+    }
+    self.init(plist: plist)
+  }
+
+  /// Checks an archive whose plist is checked already, as `init(_:limits:)` does the rest.
+  package init?(plist: BinaryPropertyListView) {
+    guard plist.dictionariesArePlain else { return nil }
     let table = plist.objects
     let envelope = plist.topObject
     guard table.isKind(envelope, .dictionary),

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(InPlace) import PropertyList
+@_spi(InPlace) @_spi(Differential) import PropertyList
 import Synchronization
 
 // Archiving one object of an archive as the root of an archive of its own (a Network.framework
@@ -192,6 +192,20 @@ package struct SubArchiveWriter: ~Copyable {
     return memory.flattener.pointee.encoded(&layout.pointee, rootUID: root, rootKey: .rootObjectKey)
   }
 
+  /// `archivedAsRoot(uid)`, with a view of the bytes made from what the writer knows of them
+  /// (`BinaryPropertyListView(written:_:limits:)`) instead of checking them again: nil when they lie
+  /// beyond `limits`.
+  ///
+  /// - Parameter verifying: as `BinaryPropertyListView(written:_:limits:verifying:)` takes it.
+  package mutating func archivedAsRootWithView(
+    _ uid: UInt64, limits: PropertyListLimits, maximumDepth: Int = 64, verifying: Bool = true
+  ) -> (bytes: Data, view: BinaryPropertyListView?)? {
+    guard let bytes = archivedAsRoot(uid, maximumDepth: maximumDepth) else { return nil }
+    let view = BinaryPropertyListView(
+      written: bytes, memory.flattener.pointee.writtenFacts, limits: limits, verifying: verifying)
+    return (bytes, view)
+  }
+
   /// `KeyedArchiveView.decodesFromBytes(uid, written:)`.
   package mutating func decodesFromBytes(
     _ uid: UInt64, written: [UInt64] = [], maximumDepth: Int = 64
@@ -317,6 +331,35 @@ public enum SubArchiveDifferential {
       if let bytes = writer.archivedAsRoot(uid) { archives[uid] = bytes }
     }
     return archives
+  }
+
+  /// For the first `limit` objects of the archive `data` read in place that `archivedAsRoot`
+  /// writes, the views of their bytes made from what the writer knows of them, against the views
+  /// checking the bytes makes: how many were made (none for an object beyond `limits`), and how
+  /// each that differs does; nil when the archive is not read in place. The written archives are
+  /// read under `writtenLimits` (by default `limits`).
+  public static func writtenViews(
+    _ data: Data, firstObjects limit: Int, limits: PropertyListLimits = .default,
+    writtenLimits: PropertyListLimits? = nil
+  ) -> (made: Int, differences: [UInt64: String])? {
+    let writtenLimits = writtenLimits ?? limits
+    guard let view = KeyedArchiveView(data, limits: limits) else { return nil }
+    var writer = SubArchiveWriter(view: view)
+    var made = 0
+    var differences: [UInt64: String] = [:]
+    for uid in 1..<UInt64(max(1, min(view.count, limit))) {
+      guard
+        let written = writer.archivedAsRootWithView(uid, limits: writtenLimits, verifying: false),
+        let writtenView = written.view
+      else { continue }
+      made += 1
+      if let difference = BinaryViewDifferential.difference(
+        written: writtenView, written.bytes, limits: writtenLimits)
+      {
+        differences[uid] = difference
+      }
+    }
+    return (made, differences)
   }
 
   /// The first of the first `limit` objects of the archive `data` read in place for which
@@ -1432,8 +1475,31 @@ private struct Flattener: ~Copyable {
   private var uidSlots = FlatBuffer<Int>(capacity: 64)
   private var firstTrue = -1
   private var firstFalse = -1
+  // What the one-pass scan of the bytes would find, counted as they are written (see
+  // `WrittenPlistFacts`): the contents of each string, data and container, the references, the
+  // largest UID plus one (0 for none), the longest string or data, and whether every dictionary
+  // is plain. A dictionary is plain when it has at most 64 entries whose keys are ASCII and
+  // distinct: every text written is ASCII, and an object's keys are those of the plain dictionary
+  // it was read from (`ViewReader` reads only views whose dictionaries are plain, and lays out
+  // `$class` once), or the builder's own distinct constants.
+  private var contents = FlatBuffer<WrittenContents>(capacity: 160)
+  private var references = 0
+  private var uidCeiling: UInt64 = 0
+  private var longestValue = 0
+  private var dictionariesArePlain = true
 
   deinit { free(out) }
+
+  /// What the one-pass scan would find in the bytes `encoded` returned last; valid until the
+  /// flattener is used again.
+  var writtenFacts: WrittenPlistFacts {
+    WrittenPlistFacts(
+      contents: UnsafeBufferPointer(start: contents.base, count: contents.count),
+      dictionariesArePlain: dictionariesArePlain,
+      maximumUID: uidCeiling == 0 ? nil : uidCeiling - 1,
+      // The envelope, `$objects`, an object, and an array in an object's field.
+      depth: 4, visits: 1 &+ references, longestValue: longestValue)
+  }
 
   /// The archive's bytes: the envelope NSKeyedArchiver writes, `$objects` the laid-out objects.
   mutating func encoded(_ layout: inout Layout, rootUID: UInt64, rootKey: Constant) -> Data {
@@ -1453,6 +1519,11 @@ private struct Flattener: ~Copyable {
     pass += 1
     self.referenceSize = referenceSize
     offsets.removeAll()
+    contents.removeAll()
+    references = 0
+    uidCeiling = 0
+    longestValue = 0
+    dictionariesArePlain = true
     numbers.removeAll()
     uidSlots.removeAll()
     uidSlots.append(repeating: -1, count: layout.objects.count)
@@ -1493,6 +1564,9 @@ private struct Flattener: ~Copyable {
     case .scalar: return scalar(object.scalar)
     case .instance:
       let dictionary = container(0xD0, object.count)
+      if object.count > BinaryPropertyListView.plainDictionaryLimit {
+        dictionariesArePlain = false
+      }
       for position in 0..<object.count {
         setReference(
           dictionary, position,
@@ -1571,6 +1645,8 @@ private struct Flattener: ~Copyable {
     } else {
       writeMarker(marker, count)
     }
+    contents.append(WrittenContents(object: index, start: at, count: count))
+    if count > longestValue { longestValue = count }
     Self.copy(text.start, to: out + at, count)
     at &+= count
     return index
@@ -1655,6 +1731,7 @@ private struct Flattener: ~Copyable {
       put(0x80 | UInt8(size - 1))
       putSized(value, size)
     }
+    if value >= uidCeiling { uidCeiling = value &+ 1 }
     let first = uidSlots[Int(value)]
     if first >= 0 { return first }
     uidSlots[Int(value)] = index
@@ -1703,6 +1780,8 @@ private struct Flattener: ~Copyable {
     }
     let start = at
     at &+= references &* referenceSize
+    contents.append(WrittenContents(object: index, start: start, count: count))
+    self.references &+= references
     return (index, start)
   }
 

@@ -135,9 +135,22 @@ extension URLRequestArchive {
   /// Reads a request in place, or returns nil when the eager path must read it (anything it would
   /// refuse, and anything not in the plain shape `KeyedArchiveView` reads).
   init?(readingInPlace data: Data, limits: KeyedArchiveLimits) {
-    guard let archive = KeyedArchiveView(data, limits: limits.propertyList),
-      let request = InPlaceRequest(archive)
-    else { return nil }
+    guard let archive = KeyedArchiveView(data, limits: limits.propertyList) else { return nil }
+    self.init(readingInPlace: data, archive: archive, limits: limits)
+  }
+
+  /// `init(readingInPlace:limits:)` of bytes whose plist is checked already (`plist`, a view of
+  /// `data` made under `limits.propertyList`): what `SubArchiveWriter.archivedAsRootWithView`
+  /// wrote.
+  package init?(
+    readingWritten data: Data, plist: BinaryPropertyListView, limits: KeyedArchiveLimits
+  ) {
+    guard let archive = KeyedArchiveView(plist: plist) else { return nil }
+    self.init(readingInPlace: data, archive: archive, limits: limits)
+  }
+
+  private init?(readingInPlace data: Data, archive: KeyedArchiveView, limits: KeyedArchiveLimits) {
+    guard let request = InPlaceRequest(archive) else { return nil }
     self.init(
       layout: request.layout, slotUIDs: request.slotUIDs, fast: FastFields(request),
       storage: LazyKeyedArchive(bytes: data, recipe: .decoding(limits)))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A binary property list checked exactly as `BinaryPropertyListReader` checks it, then read in
 /// place: no value tree is built, and callers read only the objects they need.
@@ -33,24 +34,7 @@ package final class BinaryPropertyListView {
   /// - Parameter walkOnly: skip the one-pass scan and walk from the top (for comparing the two).
   /// - Throws: the `PropertyListError` `BinaryPropertyListReader.read` throws for these bytes.
   package init(validating data: Data, limits: PropertyListLimits, walkOnly: Bool = false) throws {
-    guard data.count <= limits.maximumInputSize else {
-      throw PropertyListError(
-        .limitExceeded,
-        "input of \(data.count) bytes exceeds the limit of \(limits.maximumInputSize)")
-    }
-    let storage = try data.withUnsafeBytes { bytes in
-      // The header and trailer first, in place: input that is not a binary plist at all (a large
-      // XML one, or noise) is then refused without being copied.
-      _ = try BinaryParser<SpanBuilder>.validate(bytes, limits: limits)
-      // `malloc` rather than `allocate`, which on Linux takes the slower aligned path.
-      guard let block = malloc(max(bytes.count, 1)) else {
-        throw PropertyListError(.limitExceeded, "no memory for an input of \(bytes.count) bytes")
-      }
-      let storage = UnsafeMutableRawBufferPointer(start: block, count: bytes.count)
-      storage.copyMemory(from: bytes)
-      return storage
-    }
-    let block = storage.baseAddress!
+    let storage = try Self.copy(data, limits: limits)
     do {
       var parser = try BinaryParser<SpanBuilder>(UnsafeRawBufferPointer(storage), limits: limits)
       // One pass in index order accepts what writers produce; the walk from the top decides the
@@ -65,11 +49,105 @@ package final class BinaryPropertyListView {
       topObject = parser.trailer.topObject
       self.parser = parser
     } catch {
-      free(block)
+      free(storage.baseAddress)
       throw error
     }
     self.storage = storage
-    objects = BinaryObjects(
+    objects = Self.objects(storage, self.parser)
+  }
+
+  /// A view of a plist this package's own writer has just laid out, made from what the writer
+  /// knows of it instead of checking the bytes again; nil when `facts` put it beyond `limits`,
+  /// or when its trailer or offset table do not read (the caller then checks it with
+  /// `init(validating:limits:)`, which gives the exact outcome).
+  ///
+  /// - Precondition: `facts` are true of `data`: every object lies where the offset table says and
+  ///   reads as a binary plist object, `facts.contents` records each one's contents as the
+  ///   one-pass scan does (each object once), and the scan would accept the plist (no container
+  ///   shared or referenced from a later one). Debug builds, and any build once
+  ///   `checksWrittenViews` is set, check the view against `init(validating:limits:)` and stop on
+  ///   any difference.
+  ///
+  /// - Parameter verifying: false skips that check (for tests and fuzzing, which compare the two
+  ///   views themselves).
+  package init?(
+    written data: Data, _ facts: WrittenPlistFacts, limits: PropertyListLimits,
+    verifying: Bool = true
+  ) {
+    // The scan's limits, from what the writer counted; the checks the walk would make beyond
+    // these are met by what the writer writes.
+    guard facts.depth <= limits.maximumDepth, facts.visits <= limits.maximumVisitedElements,
+      facts.longestValue <= limits.maximumValueLength,
+      let storage = try? Self.copy(data, limits: limits)
+    else { return nil }
+    guard
+      let parser = try? BinaryParser<SpanBuilder>(UnsafeRawBufferPointer(storage), limits: limits)
+    else {
+      free(storage.baseAddress)
+      return nil
+    }
+    // The parser starts with nothing recorded.
+    let objectCount = parser.trailer.objectCount
+    for contents in facts.contents {
+      // An object the plist does not have: not what the writer wrote; left to the check.
+      guard UInt(bitPattern: contents.object) < UInt(objectCount) else {
+        free(storage.baseAddress)
+        return nil
+      }
+      (parser.cache + contents.object).initialize(
+        to: ByteSpan(start: contents.start, count: contents.count))
+      parser.expandedSize[contents.object] = 1
+    }
+    wasScanned = true
+    dictionariesArePlain = facts.dictionariesArePlain
+    maximumUID = facts.maximumUID
+    topObject = parser.trailer.topObject
+    self.parser = parser
+    self.storage = storage
+    objects = Self.objects(storage, self.parser)
+    if verifying, _isDebugAssertConfiguration() || Self.checksWrittenViews.load(ordering: .relaxed)
+    {
+      if let difference = BinaryViewDifferential.difference(written: self, data, limits: limits) {
+        fatalError(
+          "a view made from its writer's facts differs from the checked one: \(difference)")
+      }
+    }
+  }
+
+  /// A dictionary of more entries than this is not plain (`dictionariesArePlain`).
+  package static let plainDictionaryLimit = PropertyListDictionary.indexThreshold
+
+  /// Whether every view made by `init(written:_:limits:)` is checked against the view
+  /// `init(validating:limits:)` makes (always in debug builds): for fuzzing.
+  package static let checksWrittenViews = Atomic<Bool>(false)
+
+  /// The input's bytes in a block of the view's own, after the header and trailer are checked in
+  /// place: input that is not a binary plist at all (a large XML one, or noise) is then refused
+  /// without being copied.
+  private static func copy(_ data: Data, limits: PropertyListLimits) throws
+    -> UnsafeMutableRawBufferPointer
+  {
+    guard data.count <= limits.maximumInputSize else {
+      throw PropertyListError(
+        .limitExceeded,
+        "input of \(data.count) bytes exceeds the limit of \(limits.maximumInputSize)")
+    }
+    return try data.withUnsafeBytes { bytes in
+      _ = try BinaryParser<SpanBuilder>.validate(bytes, limits: limits)
+      // `malloc` rather than `allocate`, which on Linux takes the slower aligned path.
+      guard let block = malloc(max(bytes.count, 1)) else {
+        throw PropertyListError(.limitExceeded, "no memory for an input of \(bytes.count) bytes")
+      }
+      let storage = UnsafeMutableRawBufferPointer(start: block, count: bytes.count)
+      storage.copyMemory(from: bytes)
+      return storage
+    }
+  }
+
+  private static func objects(
+    _ storage: UnsafeMutableRawBufferPointer, _ parser: borrowing BinaryParser<SpanBuilder>
+  ) -> BinaryObjects {
+    BinaryObjects(
       base: UnsafeRawPointer(storage.baseAddress!), objectAreaEnd: parser.trailer.offsetTableOffset,
       objectOffsets: UnsafePointer(parser.offsets), spans: UnsafePointer(parser.cache),
       recorded: UnsafePointer(parser.expandedSize), referenceWidth: parser.trailer.objectRefSize)
@@ -144,12 +222,95 @@ package final class BinaryPropertyListView {
   }
 }
 
+/// Where a written object's contents lie, as the one-pass scan records them: for a string, data,
+/// array or dictionary, where they start and their count (characters, bytes, elements or
+/// entries).
+package struct WrittenContents: BitwiseCopyable {
+  /// The object's index.
+  package var object: Int
+  /// Where the contents start.
+  package var start: Int
+  /// Characters, bytes, elements or entries.
+  package var count: Int
+
+  /// Object `object`'s contents, at `start`, of `count`.
+  @inline(__always)
+  package init(object: Int, start: Int, count: Int) {
+    self.object = object
+    self.start = start
+    self.count = count
+  }
+}
+
+/// What a writer knows of a binary plist it has just laid out: what the one-pass scan would find
+/// in it (see `BinaryPropertyListView(written:_:limits:)`).
+package struct WrittenPlistFacts {
+  /// The contents of every string, data, array and dictionary, each once (objects without an
+  /// entry have none).
+  package var contents: UnsafeBufferPointer<WrittenContents>
+  /// `BinaryPropertyListView.dictionariesArePlain`.
+  package var dictionariesArePlain: Bool
+  /// `BinaryPropertyListView.maximumUID`.
+  package var maximumUID: UInt64?
+  /// The deepest nesting of containers, the top one counting 1 (a bound serves: a larger one
+  /// only sends the caller to the check).
+  package var depth: Int
+  /// One for the top, one per reference from a container: what the scan counts.
+  package var visits: Int
+  /// The longest string (in bytes) or data.
+  package var longestValue: Int
+
+  /// The facts, as the writer counted them.
+  package init(
+    contents: UnsafeBufferPointer<WrittenContents>, dictionariesArePlain: Bool,
+    maximumUID: UInt64?, depth: Int, visits: Int, longestValue: Int
+  ) {
+    self.contents = contents
+    self.dictionariesArePlain = dictionariesArePlain
+    self.maximumUID = maximumUID
+    self.depth = depth
+    self.visits = visits
+    self.longestValue = longestValue
+  }
+}
+
 /// The one-pass scan against the walk from the top, for tests and fuzzing.
 @_spi(Differential)
 public enum BinaryViewDifferential {
   /// Whether the one-pass scan accepts these bytes by itself (without the walk).
   public static func scanAccepts(_ data: Data, limits: PropertyListLimits = .default) -> Bool {
     (try? BinaryPropertyListView(validating: data, limits: limits))?.wasScanned ?? false
+  }
+
+  /// Whether every view made from what its writer knows of the bytes is checked against the view
+  /// that checking them makes, stopping the process on any difference (always so in debug
+  /// builds): for fuzzing.
+  public static var checksWrittenViews: Bool {
+    get { BinaryPropertyListView.checksWrittenViews.load(ordering: .relaxed) }
+    set { BinaryPropertyListView.checksWrittenViews.store(newValue, ordering: .relaxed) }
+  }
+
+  /// Nil when a view made from its writer's facts is what checking the same bytes makes: the same
+  /// top object, `dictionariesArePlain` and `maximumUID`, and the same contents recorded for
+  /// every object; else what differs.
+  package static func difference(
+    written: BinaryPropertyListView, _ data: Data, limits: PropertyListLimits
+  ) -> String? {
+    let checked: BinaryPropertyListView
+    do {
+      checked = try BinaryPropertyListView(validating: data, limits: limits)
+    } catch {
+      return "the check refuses it: \(error)"
+    }
+    if !checked.wasScanned { return "the one-pass scan does not accept it" }
+    if checked.topObject != written.topObject { return "top objects differ" }
+    if checked.dictionariesArePlain != written.dictionariesArePlain {
+      return "dictionariesArePlain differs"
+    }
+    if checked.maximumUID != written.maximumUID { return "maximumUID differs" }
+    return (checked.differingContents(written) ?? written.differingContents(checked)).map {
+      "object \($0): recorded contents differ"
+    }
   }
 
   /// Nil when the view checked with the scan and the view checked by walking agree: the same

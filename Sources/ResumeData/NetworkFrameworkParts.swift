@@ -35,6 +35,10 @@ struct NetworkFrameworkParts: Sendable {
   var fileURL: String?
   /// The objects archived from the bytes of an archive read in place (known to decode, then).
   var writtenUIDs: [UInt64] = []
+  /// For a root read in place, the current and original requests as `URLRequestArchive(decoding:)`
+  /// reads them in place from their archives (nil for each not read so, or absent: that
+  /// initializer then reads it).
+  var writtenRequests: (current: URLRequestArchive?, original: URLRequestArchive?) = (nil, nil)
   /// The values of the response's header fields named `validatorNames`, as decoding the response
   /// archive gives them (nil for each it does not hold, or when there is no response), read with
   /// the parts in place; nil when they are found by decoding it.
@@ -92,16 +96,30 @@ struct NetworkFrameworkParts: Sendable {
       guard let uid else { return .absent }
       return writer.archivedAsRoot(uid).map { .archived($0) }
     }
+    // A request, and what `URLRequestArchive(decoding:)` reads in place from its bytes, read from
+    // the view the writer makes of them rather than checking them again (nil: not read so).
+    func archivedRequest(_ uid: UInt64?) -> (NetworkFrameworkSubArchive, URLRequestArchive?)? {
+      guard let uid else { return (.absent, nil) }
+      let limits = KeyedArchiveLimits.default
+      guard let written = writer.archivedAsRootWithView(uid, limits: limits.propertyList) else {
+        return nil
+      }
+      let request = written.view.flatMap {
+        URLRequestArchive(readingWritten: written.bytes, plist: $0, limits: limits)
+      }
+      return (.archived(written.bytes), request)
+    }
     let currentUID = reference("currentRequest")
     let originalUID = reference("originalRequest")
     let responseUID = reference("response")
-    guard let current = archived(currentUID),
-      let original = originalUID == currentUID ? current : archived(originalUID),
+    guard let current = archivedRequest(currentUID),
+      let original = originalUID == currentUID ? current : archivedRequest(originalUID),
       let response = archived(responseUID)
     else { return nil }
     let written = [currentUID, originalUID, responseUID].compactMap { $0 }
     guard writer.decodesFromBytes(view.rootUID, written: written) else { return nil }
-    (currentRequest, originalRequest, self.response) = (current, original, response)
+    (currentRequest, originalRequest, self.response) = (current.0, original.0, response)
+    writtenRequests = (current.1, original.1)
     writtenUIDs = written
     responseValidators =
       if let responseUID {

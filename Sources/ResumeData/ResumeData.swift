@@ -781,13 +781,16 @@ public struct ResumeData: Sendable, Hashable {
         return
       }
     }
-    decodedCurrentRequest = request(currentBytes, eagerly: eagerly)
+    // A Network.framework blob read in place has its requests read already, from the views its
+    // writer made of their archives.
+    let written = eagerly ? nil : networkFramework.value?.parts.writtenRequests
+    decodedCurrentRequest = written?.current ?? request(currentBytes, eagerly: eagerly)
     // A blob often archives one request twice (no redirect, or a repair that filled one from the
     // other): the same bytes decode to the same value, so the second decoding is skipped.
     if let currentBytes, currentBytes == originalBytes {
       decodedOriginalRequest = decodedCurrentRequest
     } else {
-      decodedOriginalRequest = request(originalBytes, eagerly: eagerly)
+      decodedOriginalRequest = written?.original ?? request(originalBytes, eagerly: eagerly)
     }
   }
 

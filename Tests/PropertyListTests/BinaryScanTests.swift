@@ -274,3 +274,59 @@ struct BinaryScanTests {
     return found
   }
 }
+
+/// A view made from what a writer knows of its plist must be the view checking the plist makes:
+/// the comparison that guards it (in debug builds, and in fuzzing) finds each way facts can lie.
+@Suite("Views made from a writer's facts")
+struct WrittenViewTests {
+  /// `{"a": ["b"]}`: the dictionary, its key, the array, its string; one-byte offsets from 8.
+  static let plist = handmadePlist([[0xD1, 1, 2], [0x51, 0x61], [0xA1, 3], [0x51, 0x62]])
+  static let contents = [
+    WrittenContents(object: 0, start: 9, count: 1), WrittenContents(object: 1, start: 12, count: 1),
+    WrittenContents(object: 2, start: 14, count: 1),
+    WrittenContents(object: 3, start: 16, count: 1),
+  ]
+
+  /// The difference between the view made from these facts and the checked view, or "no view".
+  static func difference(
+    _ contents: [WrittenContents], plain: Bool = true, maximumUID: UInt64? = nil, depth: Int = 2,
+    visits: Int = 4, longest: Int = 1, limits: PropertyListLimits = .default
+  ) -> String? {
+    contents.withUnsafeBufferPointer { buffer in
+      let facts = WrittenPlistFacts(
+        contents: buffer, dictionariesArePlain: plain, maximumUID: maximumUID, depth: depth,
+        visits: visits, longestValue: longest)
+      guard
+        let view = BinaryPropertyListView(
+          written: plist, facts, limits: limits, verifying: false)
+      else { return "no view" }
+      return BinaryViewDifferential.difference(written: view, plist, limits: limits)
+    }
+  }
+
+  @Test("True facts make the checked view; each false fact is found")
+  func facts() {
+    #expect(Self.difference(Self.contents) == nil)
+    var shifted = Self.contents
+    shifted[3].start = 15
+    #expect(Self.difference(shifted) == "object 3: recorded contents differ")
+    #expect(
+      Self.difference(Array(Self.contents.dropLast())) == "object 3: recorded contents differ")
+    #expect(Self.difference(Self.contents, plain: false) == "dictionariesArePlain differs")
+    #expect(Self.difference(Self.contents, maximumUID: 0) == "maximumUID differs")
+  }
+
+  @Test(
+    "Facts beyond the limits make no view, for the check to decide",
+    arguments: [
+      (PropertyListLimits(maximumDepth: 1), "no view"),
+      (PropertyListLimits(maximumDepth: 2), nil),
+      (PropertyListLimits(maximumValueLength: 0), "no view"),
+      (PropertyListLimits(maximumVisitedElements: 3), "no view"),
+      (PropertyListLimits(maximumVisitedElements: 4), nil),
+      (PropertyListLimits(maximumInputSize: 40), "no view"),
+    ] as [(PropertyListLimits, String?)])
+  func limits(_ limits: PropertyListLimits, _ expected: String?) {
+    #expect(Self.difference(Self.contents, limits: limits) == expected)
+  }
+}

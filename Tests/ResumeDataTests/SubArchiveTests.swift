@@ -116,6 +116,38 @@ struct SubArchiveTests {
     }
   }
 
+  @Test("Each object written from the fixture gets a view of its bytes: the checked one")
+  func writtenViews() throws {
+    let data = NetworkFrameworkMask.toggled(try fixture("resume/network-framework.blob"))
+    let views = try #require(SubArchiveDifferential.writtenViews(data, firstObjects: 1_000))
+    let written = try #require(SubArchiveDifferential.archivedAsRoot(data, firstObjects: 1_000))
+    #expect(views.made == written.count)
+    #expect(views.differences.isEmpty)
+    // Under limits the fixture's request exceeds, none is made (the check then decides).
+    let tight = try #require(
+      SubArchiveDifferential.writtenViews(
+        data, firstObjects: 1_000, writtenLimits: PropertyListLimits(maximumVisitedElements: 30)))
+    #expect(tight.made < written.count)
+  }
+
+  @Test("A blob's requests read from the writer's views are those decoding their bytes gives")
+  func requestsFromWrittenViews() throws {
+    let blob = try ResumeData(decoding: try fixture("resume/network-framework.blob"))
+    let archives = try #require(ResumeDifferential.networkFrameworkArchives(blob))
+    for (field, request) in [
+      ("currentRequest", blob.currentRequest), ("originalRequest", blob.originalRequest),
+    ] {
+      let bytes = try #require(archives[field], "\(field)")
+      let decoded = try URLRequestArchive(decoding: bytes)
+      #expect(request == decoded, "\(field)")
+      #expect(request?.url == decoded.url, "\(field)")
+      #expect(request?.httpMethod == decoded.httpMethod, "\(field)")
+      #expect(
+        request?.headerFields.map { "\($0.name): \($0.value)" }
+          == decoded.headerFields.map { "\($0.name): \($0.value)" }, "\(field)")
+    }
+  }
+
   /// A response object holding these fields.
   static func response(_ fields: [ArchivedField], chain: [String]? = nil) -> ArchivedValue {
     .object(

@@ -1,5 +1,6 @@
 import Foundation
 import FuzzCommon
+@_spi(Differential) import PropertyList
 import ResumeDataCLI
 
 /// The check the batch target runs on every input: `resumedata batch`, in-process, reads the bytes
@@ -64,5 +65,7 @@ final class OutputBox: @unchecked Sendable {
 /// libFuzzer's entry point: runs `batch` in-process on the input as NDJSON.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBatch(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-  BatchHarness.run(UnsafeRawBufferPointer(start: data, count: size))
+  // Every view made from what a writer knows of its bytes is checked against the checked view.
+  BinaryViewDifferential.checksWrittenViews = true
+  return BatchHarness.run(UnsafeRawBufferPointer(start: data, count: size))
 }

@@ -106,6 +106,16 @@ enum KeyedArchiveHarness {
       fatalError(
         "object \(uid): the check and the writer from the bytes disagree\n  input \(hex(data))")
     }
+    // Each object written gets a view of its bytes from what the writer knows of them: the view
+    // checking them makes.
+    if let views = SubArchiveDifferential.writtenViews(
+      data, firstObjects: 48, limits: limits.propertyList),
+      let (uid, difference) = views.differences.first
+    {
+      fatalError(
+        "object \(uid): the view from the writer's facts differs: \(difference)\n"
+          + "  input \(hex(data))")
+    }
     guard
       let archives = SubArchiveDifferential.archivedAsRoot(
         data, firstObjects: 48, limits: limits.propertyList),

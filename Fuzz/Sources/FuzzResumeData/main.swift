@@ -1,7 +1,7 @@
 import Foundation
 import FuzzCommon
 @_spi(Differential) import KeyedArchive
-import PropertyList
+@_spi(Differential) import PropertyList
 @_spi(Differential) import ResumeData
 
 #if canImport(Glibc)
@@ -159,5 +159,7 @@ enum ResumeDataHarness {
 /// libFuzzer's entry point.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
-  ResumeDataHarness.run(UnsafeRawBufferPointer(start: start, count: count))
+  // Every view made from what a writer knows of its bytes is checked against the checked view.
+  BinaryViewDifferential.checksWrittenViews = true
+  return ResumeDataHarness.run(UnsafeRawBufferPointer(start: start, count: count))
 }
