@@ -115,56 +115,152 @@ __attribute__((target("avx2"))) static void encode_lines_avx2(const uint8_t *inp
   }
 }
 
-__attribute__((target("avx2"))) static size_t decode_avx2(const uint8_t *text, size_t count,
-                                                          uint8_t *out) {
+// The decoding constants, made once per call (a handful of loads).
+struct decode_constants {
+  __m256i by_low, by_high, offsets, nibble, slash, pair_up, join, pack, lanes;
+};
+
+__attribute__((target("avx2"))) static inline struct decode_constants decode_constants(void) {
+  struct decode_constants k;
   // A byte is in the alphabet when the classes its low nibble rules out (`by_low`) and the class
   // of its high nibble (`by_high`) share no bit. Classes: 0x01 for 0x2_ ('+' and '/' only), 0x02
   // for 0x3_ (digits 0-9 only), 0x04 for 0x4_ and 0x6_ (all but 0x_0), 0x08 for 0x5_ and 0x7_
   // (0x_0 to 0x_A only), 0x10 for every other high nibble (none).
-  const __m256i by_low = _mm256_setr_epi8(
+  k.by_low = _mm256_setr_epi8(
       0x15, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x13, 0x1A, 0x1B, 0x1B, 0x1B,
       0x1A, 0x15, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x13, 0x1A, 0x1B, 0x1B,
       0x1B, 0x1A);
-  const __m256i by_high = _mm256_setr_epi8(
+  k.by_high = _mm256_setr_epi8(
       0x10, 0x10, 0x01, 0x02, 0x04, 0x08, 0x04, 0x08, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10,
       0x10, 0x10, 0x10, 0x01, 0x02, 0x04, 0x08, 0x04, 0x08, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10,
       0x10, 0x10);
   // A character's value is the character plus an offset found by its high nibble, less one for
   // '/' (which shares 0x2_ with '+'): index 1 '/' (63 - 47), 2 '+' (62 - 43), 3 digits (52 - 48),
   // 4 and 5 capitals (-65), 6 and 7 small letters (26 - 97).
-  const __m256i offsets = _mm256_setr_epi8(
+  k.offsets = _mm256_setr_epi8(
       0, 16, 19, 4, -65, -65, -71, -71, 0, 0, 0, 0, 0, 0, 0, 0,
       0, 16, 19, 4, -65, -65, -71, -71, 0, 0, 0, 0, 0, 0, 0, 0);
-  const __m256i nibble = _mm256_set1_epi8(0x0F);
-  const __m256i slash = _mm256_set1_epi8('/');
+  k.nibble = _mm256_set1_epi8(0x0F);
+  k.slash = _mm256_set1_epi8('/');
   // Four 6-bit values v0..v3 (in text order) to one 24-bit value: v0 << 6 | v1 and v2 << 6 | v3
   // in 16-bit halves, then the first << 12 | the second in the 32-bit word, whose three low
   // bytes, highest first, are the group's bytes.
-  const __m256i pair_up = _mm256_set1_epi32(0x01400140);
-  const __m256i join = _mm256_set1_epi32(0x00011000);
-  const __m256i pack = _mm256_setr_epi8(
+  k.pair_up = _mm256_set1_epi32(0x01400140);
+  k.join = _mm256_set1_epi32(0x00011000);
+  k.pack = _mm256_setr_epi8(
       2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1,
       2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1);
-  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);
+  k.lanes = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);
+  return k;
+}
+
+// One block: text[0..<32] to out[0..<24] (exactly: nothing past them is written); 0 when the
+// block holds a byte outside the alphabet, having written nothing.
+__attribute__((target("avx2"))) static inline int decode_block(
+    const struct decode_constants *k, const uint8_t *text, uint8_t *out) {
+  __m256i characters = _mm256_loadu_si256((const __m256i *)text);
+  __m256i high = _mm256_and_si256(_mm256_srli_epi32(characters, 4), k->nibble);
+  __m256i low = _mm256_and_si256(characters, k->nibble);
+  __m256i classes = _mm256_and_si256(
+      _mm256_shuffle_epi8(k->by_low, low), _mm256_shuffle_epi8(k->by_high, high));
+  if (!_mm256_testz_si256(classes, classes)) return 0;
+  __m256i index = _mm256_add_epi8(high, _mm256_cmpeq_epi8(characters, k->slash));
+  __m256i values = _mm256_add_epi8(characters, _mm256_shuffle_epi8(k->offsets, index));
+  __m256i words = _mm256_madd_epi16(_mm256_maddubs_epi16(values, k->pair_up), k->join);
+  __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(words, k->pack), k->lanes);
+  _mm_storeu_si128((__m128i *)out, _mm256_castsi256_si128(bytes));
+  _mm_storel_epi64((__m128i *)(out + 16), _mm256_extracti128_si256(bytes, 1));
+  return 1;
+}
+
+__attribute__((target("avx2"))) static size_t decode_avx2(const uint8_t *text, size_t count,
+                                                          uint8_t *out) {
+  const struct decode_constants k = decode_constants();
   size_t read = 0;
   size_t written = 0;
-  while (count - read >= 32) {
-    __m256i characters = _mm256_loadu_si256((const __m256i *)(text + read));
-    __m256i high = _mm256_and_si256(_mm256_srli_epi32(characters, 4), nibble);
-    __m256i low = _mm256_and_si256(characters, nibble);
-    __m256i classes = _mm256_and_si256(
-        _mm256_shuffle_epi8(by_low, low), _mm256_shuffle_epi8(by_high, high));
-    if (!_mm256_testz_si256(classes, classes)) break;
-    __m256i index = _mm256_add_epi8(high, _mm256_cmpeq_epi8(characters, slash));
-    __m256i values = _mm256_add_epi8(characters, _mm256_shuffle_epi8(offsets, index));
-    __m256i words = _mm256_madd_epi16(_mm256_maddubs_epi16(values, pair_up), join);
-    __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(words, pack), lanes);
-    // 24 bytes exactly: nothing past the block's bytes is written.
-    _mm_storeu_si128((__m128i *)(out + written), _mm256_castsi256_si128(bytes));
-    _mm_storel_epi64((__m128i *)(out + written + 16), _mm256_extracti128_si256(bytes, 1));
+  while (count - read >= 32 && decode_block(&k, text + read, out + written)) {
     read += 32;
     written += 24;
   }
+  return read;
+}
+
+// Each byte's 6-bit value in the alphabet, or 0x80 for any other byte.
+static const uint8_t sextets[256] = {
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x3E, 0x80, 0x80, 0x80, 0x3F,
+    0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x3A, 0x3B, 0x3C, 0x3D, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E,
+    0x0F, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x1A, 0x1B, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28,
+    0x29, 0x2A, 0x2B, 0x2C, 0x2D, 0x2E, 0x2F, 0x30, 0x31, 0x32, 0x33, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+};
+
+static inline int is_line_space(uint8_t byte) {
+  return byte == ' ' || byte == '\n' || byte == '\t' || byte == '\r';
+}
+
+// Whole blocks, then whole groups, of text[read..<to]: where they stop; `written` grows by the
+// bytes they write.
+__attribute__((target("avx2"))) static inline size_t decode_run(
+    const struct decode_constants *k, const uint8_t *text, size_t read, size_t to, uint8_t *out,
+    size_t *written) {
+  while (to - read >= 32 && decode_block(k, text + read, out + *written)) {
+    read += 32;
+    *written += 24;
+  }
+  // The line's last groups, and the groups of the block that held its end, one at a time.
+  while (to - read >= 4) {
+    uint32_t a = sextets[text[read]], b = sextets[text[read + 1]];
+    uint32_t c = sextets[text[read + 2]], d = sextets[text[read + 3]];
+    if ((a | b | c | d) & 0x80) break;
+    uint32_t group = a << 18 | b << 12 | c << 6 | d;
+    out[*written] = (uint8_t)(group >> 16);
+    out[*written + 1] = (uint8_t)(group >> 8);
+    out[*written + 2] = (uint8_t)group;
+    read += 4;
+    *written += 3;
+  }
+  return read;
+}
+
+__attribute__((target("avx2"))) static size_t decode_lines_avx2(const uint8_t *text, size_t count,
+                                                                uint8_t *out, size_t *written_out,
+                                                                size_t *line) {
+  const struct decode_constants k = decode_constants();
+  // Groups start at a line's start: a guess of whole groups ends between two of them.
+  size_t guess = *line / 4 * 4;
+  size_t read = 0;
+  size_t written = 0;
+  for (;;) {
+    while (read < count && is_line_space(text[read])) read++;
+    size_t start = read;
+    if (guess > 0 && count - read > guess) {
+      // The line's groups as far as the guess, without a failed step at its end.
+      size_t end = read + guess;
+      read = decode_run(&k, text, read, end, out, &written);
+      if (read == end && !is_line_space(text[read])) {
+        // A line longer than the guess: the rest of it.
+        read = decode_run(&k, text, read, count, out, &written);
+      }
+    } else {
+      read = decode_run(&k, text, read, count, out, &written);
+    }
+    // Groups up to whitespace are a line; anything else ends the groups.
+    if (read == count || !is_line_space(text[read])) break;
+    guess = read - start;
+  }
+  *line = guess;
+  *written_out = written;
   return read;
 }
 
@@ -174,6 +270,12 @@ size_t cb64v_encode_blocks(const uint8_t *input, size_t count, uint8_t *out) {
 
 size_t cb64v_decode_blocks(const uint8_t *text, size_t count, uint8_t *out) {
   return has_avx2 && count >= 32 ? decode_avx2(text, count, out) : 0;
+}
+
+size_t cb64v_decode_lines(const uint8_t *text, size_t count, uint8_t *out, size_t *written,
+                          size_t *line) {
+  *written = 0;
+  return has_avx2 ? decode_lines_avx2(text, count, out, written, line) : 0;
 }
 
 int cb64v_encode_lines(const uint8_t *input, size_t count, size_t line_bytes, size_t indent,
@@ -201,6 +303,16 @@ size_t cb64v_decode_blocks(const uint8_t *text, size_t count, uint8_t *out) {
   (void)text;
   (void)count;
   (void)out;
+  return 0;
+}
+
+size_t cb64v_decode_lines(const uint8_t *text, size_t count, uint8_t *out, size_t *written,
+                          size_t *line) {
+  (void)text;
+  (void)count;
+  (void)out;
+  (void)line;
+  *written = 0;
   return 0;
 }
 

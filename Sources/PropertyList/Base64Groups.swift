@@ -195,10 +195,24 @@ package enum Base64Groups {
     /// what is decoded.
     ///
     /// `out` must have room for three bytes a group of `text` plus one.
+    ///
+    /// Where the processor has AVX2, the whole loop runs in C (`cb64v_decode_lines`), whole
+    /// blocks in vectors. `vectors: false` runs the scalar loops here (for comparing the two).
     package func decodeLines(
-      _ text: UnsafeRawBufferPointer, line: inout Int, into out: UnsafeMutableRawPointer
+      _ text: UnsafeRawBufferPointer, line: inout Int, into out: UnsafeMutableRawPointer,
+      vectors: Bool = true
     ) -> (read: Int, written: Int) {
-      Base64Groups.decodeLines(text, line: &line, tables: tables, into: out)
+      if vectors, Base64Groups.hasVectors, let base = text.baseAddress {
+        var written = 0
+        var guess = max(line, 0)
+        let read = cb64v_decode_lines(
+          base.assumingMemoryBound(to: UInt8.self), text.count,
+          out.assumingMemoryBound(to: UInt8.self), &written, &guess)
+        line = guess
+        return (read, written)
+      }
+      return Base64Groups.decodeLines(
+        text, line: &line, tables: tables, into: out, vectors: vectors)
     }
   }
 
@@ -217,7 +231,7 @@ package enum Base64Groups {
 
   private static func decodeLines(
     _ text: UnsafeRawBufferPointer, line: inout Int, tables: UnsafePointer<UInt32>,
-    into out: UnsafeMutableRawPointer
+    into out: UnsafeMutableRawPointer, vectors: Bool
   ) -> (read: Int, written: Int) {
     guard let base = text.baseAddress else { return (0, 0) }
     let count = text.count
@@ -233,19 +247,22 @@ package enum Base64Groups {
       let start = read
       if guess > 0, count &- read > guess {
         let end = read &+ guess
-        var run = groups(base, from: read, to: end, tables: tables, into: out + written)
+        var run = groups(
+          base, from: read, to: end, tables: tables, into: out + written, vectors: vectors)
         read = run.read
         written &+= run.written
         if read == end {
           // The guess was right: the next line.
           if isWhitespace(read) { continue }
           // A line longer than the guess: the rest of it.
-          run = groups(base, from: read, to: count, tables: tables, into: out + written)
+          run = groups(
+            base, from: read, to: count, tables: tables, into: out + written, vectors: vectors)
           read = run.read
           written &+= run.written
         }
       } else {
-        let run = groups(base, from: read, to: count, tables: tables, into: out + written)
+        let run = groups(
+          base, from: read, to: count, tables: tables, into: out + written, vectors: vectors)
         read = run.read
         written &+= run.written
       }

@@ -146,3 +146,79 @@ struct Base64LineVectorTests {
     #expect(out == [UInt8](repeating: 0, count: 16))
   }
 }
+
+/// Base64 in lines (the XML reader's `<data>`), decoded in one vector loop where the processor has
+/// AVX2 (`cb64v_decode_lines`), against the scalar loops: the same stop, bytes and count for lines
+/// of every length and layout, and for every byte value at every position of them.
+@Suite("Base64 lines decoded in vectors")
+struct Base64LineDecodingTests {
+  /// Foundation's base64 of `length` bytes, cut into lines of `characters`, each after `lead`
+  /// and ended by `end`.
+  static func lines(_ length: Int, characters: Int, lead: String, end: String) -> [UInt8] {
+    let text = [UInt8](scrambledBytes(length, shift: 11).base64EncodedData())
+    var result = [UInt8]()
+    for start in stride(from: 0, to: text.count, by: characters) {
+      result +=
+        Array(lead.utf8) + text[start..<min(start + characters, text.count)] + Array(end.utf8)
+    }
+    return result
+  }
+
+  // The characters read, the bytes written, and those bytes: in vectors where the processor has
+  // them, or by the scalar loops.
+  static func decoded(_ text: [UInt8], vectors: Bool, guess: Int = 0) -> (
+    read: Int, bytes: [UInt8]
+  ) {
+    // Three bytes a group and one more, as the loops need; filled so that a stray write shows.
+    var out = [UInt8](repeating: 0xA5, count: text.count / 4 * 3 + 1)
+    var line = guess
+    let (read, written) = out.withUnsafeMutableBytes { out in
+      text.withUnsafeBytes { text in
+        Base64Groups.withDecoder {
+          $0.decodeLines(text, line: &line, into: out.baseAddress!, vectors: vectors)
+        }
+      }
+    }
+    #expect(out.dropFirst(written + 1).allSatisfy { $0 == 0xA5 })
+    return (read, Array(out.prefix(written)))
+  }
+
+  @Test(
+    "Lines of every layout: the vector loop reads and writes what the scalar loops do",
+    arguments: [
+      (64, "\t", "\n"), (68, "\t", "\n"), (76, "", "\n"), (4, " ", "\r\n"), (36, "\t\t\t", "\n"),
+      (32, "", " "), (100, "", "\n"), (68, "", ""),
+    ] as [(Int, String, String)])
+  func layouts(_ characters: Int, _ lead: String, _ end: String) {
+    for length in [0, 1, 2, 3, 24, 47, 48, 49, 51, 300, 1_000] {
+      let text = Self.lines(length, characters: characters, lead: lead, end: end)
+      let scalar = Self.decoded(text, vectors: false)
+      // The guess a call starts with, right, wrong or not of whole groups, changes nothing.
+      for guess in [0, 4, 6, 32, 64, 68, 1_000] {
+        let vector = Self.decoded(text, vectors: true, guess: guess)
+        let label = "\(length) bytes in lines of \(characters), guess \(guess)"
+        #expect(vector.read == scalar.read, "\(label)")
+        #expect(vector.bytes == scalar.bytes, "\(label)")
+      }
+    }
+    // Whole groups throughout: everything is read, and decodes to the bytes.
+    let whole = Self.lines(300, characters: characters, lead: lead, end: end)
+    #expect(Self.decoded(whole, vectors: true).read == whole.count)
+    #expect(Self.decoded(whole, vectors: true).bytes == [UInt8](scrambledBytes(300, shift: 11)))
+  }
+
+  @Test("Every byte value at every position of three lines: the same stop and bytes either way")
+  func everyByteAtEveryPosition() {
+    let text = Self.lines(150, characters: 68, lead: "\t", end: "\n")
+    for value in 0...255 {
+      for position in text.indices {
+        var changed = text
+        changed[position] = UInt8(value)
+        let vector = Self.decoded(changed, vectors: true)
+        let scalar = Self.decoded(changed, vectors: false)
+        #expect(vector.read == scalar.read, "byte \(value) at \(position)")
+        #expect(vector.bytes == scalar.bytes, "byte \(value) at \(position)")
+      }
+    }
+  }
+}

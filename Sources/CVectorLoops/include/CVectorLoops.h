@@ -25,6 +25,18 @@ size_t cb64v_encode_blocks(const uint8_t *input, size_t count, uint8_t *out);
 /// Reads only `text[0..<count]`; writes only the bytes of the blocks it read.
 size_t cb64v_decode_blocks(const uint8_t *text, size_t count, uint8_t *out);
 
+/// Decodes lines of base64 at the start of `text` (`count` bytes) into `out`, as
+/// `Base64Groups.Decoder.decodeLines` does: whitespace (space, tab, LF, CR) skipped, then whole
+/// groups of four alphabet characters, three bytes each, for as long as the groups up to
+/// whitespace are lines; stops before the first group that is not whole and clean (padding, a
+/// wrong byte, a group cut by whitespace or by the end of `text`), or at the end. Returns how many
+/// characters it read and sets `written` to how many bytes it wrote. `out` must have room for
+/// three bytes a group of `text`. Reads only `text[0..<count]`. `line` carries the guess
+/// `decodeLines` carries (the characters of a line's groups, 0 for none), which decides only where
+/// a loop stops, never what is decoded.
+size_t cb64v_decode_lines(const uint8_t *text, size_t count, uint8_t *out, size_t *written,
+                          size_t *line);
+
 /// Writes the base64 of `input` (`count` bytes) at `out` in lines of `line_bytes` bytes each (a
 /// multiple of 3; the last line holds the rest, padded with `=`), each line `indent` tabs, its
 /// characters and an LF; returns 1. Returns 0, having written nothing, where the processor lacks
