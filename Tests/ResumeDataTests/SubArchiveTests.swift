@@ -128,6 +128,17 @@ struct SubArchiveTests {
       SubArchiveDifferential.writtenViews(
         data, firstObjects: 1_000, writtenLimits: PropertyListLimits(maximumVisitedElements: 30)))
     #expect(tight.made < written.count)
+    // Near every limit, a view is made only where checking the bytes accepts them (a view where
+    // the check refuses would be a difference).
+    let tightLimits: [PropertyListLimits] =
+      [10, 20, 30, 40, 60, 100].map { PropertyListLimits(maximumVisitedElements: $0) }
+      + [3, 4].map { PropertyListLimits(maximumDepth: $0) }
+      + [8, 20, 40].map { PropertyListLimits(maximumValueLength: $0) }
+    for limits in tightLimits {
+      let views = try #require(
+        SubArchiveDifferential.writtenViews(data, firstObjects: 1_000, writtenLimits: limits))
+      #expect(views.differences.isEmpty, "\(limits)")
+    }
   }
 
   @Test("A blob's requests read from the writer's views are those decoding their bytes gives")
