@@ -5,7 +5,8 @@
 #
 # usage: scripts/batch-profile.sh KIND [N]
 #   KIND: 1 keyed v5 untouched, 2 v2 XML untouched, 3 keyed repaired for iOS 10.0-10.1,
-#         4 Network.framework converted, mix: the benchmark's mix (all but 3 for ios13+)
+#         4 Network.framework converted, 5 v2 XML in the $N layout restored for iOS 13+,
+#         mix: the benchmark's mix (1, 2, 5 and 4, for ios13+)
 #   N: records (400 unless given)
 # Needs `swift build -c release` and valgrind. Prints the count and the path of callgrind's output;
 # `callgrind_annotate --inclusive=yes --tree=calling FILE` shows where it goes.
