@@ -1481,7 +1481,8 @@ private struct Flattener: ~Copyable {
   // is plain. A dictionary is plain when it has at most 64 entries whose keys are ASCII and
   // distinct: every text written is ASCII, and an object's keys are those of the plain dictionary
   // it was read from (`ViewReader` reads only views whose dictionaries are plain, and lays out
-  // `$class` once), or the builder's own distinct constants.
+  // `$class` once), or the builder's own distinct constants. (Only `archivedAsRootWithView` hands
+  // these on: `encodedDictionary`'s root has its caller's keys, and is never read this way.)
   private var contents = FlatBuffer<WrittenContents>(capacity: 160)
   private var references = 0
   private var uidCeiling: UInt64 = 0
