@@ -36,6 +36,7 @@ package struct KeyedArchiveView {
   }
 
   /// Checks an archive whose plist is checked already, as `init(_:limits:)` does the rest.
+  @inline(__always)
   package init?(plist: BinaryPropertyListView) {
     guard plist.dictionariesArePlain else { return nil }
     let table = plist.objects

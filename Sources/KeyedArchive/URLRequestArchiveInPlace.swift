@@ -149,6 +149,7 @@ extension URLRequestArchive {
     self.init(readingInPlace: data, archive: archive, limits: limits)
   }
 
+  @inline(__always)
   private init?(readingInPlace data: Data, archive: KeyedArchiveView, limits: KeyedArchiveLimits) {
     guard let request = InPlaceRequest(archive) else { return nil }
     self.init(

@@ -124,6 +124,7 @@ package final class BinaryPropertyListView {
   /// The input's bytes in a block of the view's own, after the header and trailer are checked in
   /// place: input that is not a binary plist at all (a large XML one, or noise) is then refused
   /// without being copied.
+  @inline(__always)
   private static func copy(_ data: Data, limits: PropertyListLimits) throws
     -> UnsafeMutableRawBufferPointer
   {
@@ -144,6 +145,7 @@ package final class BinaryPropertyListView {
     }
   }
 
+  @inline(__always)
   private static func objects(
     _ storage: UnsafeMutableRawBufferPointer, _ parser: borrowing BinaryParser<SpanBuilder>
   ) -> BinaryObjects {
