@@ -48,6 +48,7 @@ let package = Package(
         "FuzzCommon",
         .product(name: "ResumeDataCLI", package: "ResumeDataKit"),
         .product(name: "PropertyList", package: "ResumeDataKit"),
+        .product(name: "KeyedArchive", package: "ResumeDataKit"),
       ]
     ),
   ],

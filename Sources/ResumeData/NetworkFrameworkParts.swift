@@ -109,11 +109,31 @@ struct NetworkFrameworkParts: Sendable {
       }
       return (.archived(written.bytes), request)
     }
+    // The original request is most often the current one archived again as an object of its
+    // own (a download never redirected): when the two unfold alike, the current one's archive and
+    // request serve for both (`KeyedArchiveView.unfoldsAlike`).
+    func alike(_ current: UInt64?, _ original: UInt64?, _ written: NetworkFrameworkSubArchive)
+      -> Bool
+    {
+      guard let current, let original, let bytes = written.bytes,
+        view.unfoldsAlike(current, original)
+      else { return false }
+      if KeyedArchiveView.checksAlikeWrites {
+        let separate = writer.archivedAsRoot(original)
+        guard separate == bytes else {
+          fatalError(
+            "objects \(current) and \(original) unfold alike but are archived apart as "
+              + "\(bytes.count) and \(separate?.count ?? -1) bytes that differ")
+        }
+      }
+      return true
+    }
     let currentUID = reference("currentRequest")
     let originalUID = reference("originalRequest")
     let responseUID = reference("response")
     guard let current = archivedRequest(currentUID),
-      let original = originalUID == currentUID ? current : archivedRequest(originalUID),
+      let original = originalUID == currentUID || alike(currentUID, originalUID, current.0)
+        ? current : archivedRequest(originalUID),
       let response = archived(responseUID)
     else { return nil }
     let written = [currentUID, originalUID, responseUID].compactMap { $0 }

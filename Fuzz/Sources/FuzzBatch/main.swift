@@ -1,5 +1,6 @@
 import Foundation
 import FuzzCommon
+@_spi(Differential) import KeyedArchive
 @_spi(Differential) import PropertyList
 import ResumeDataCLI
 
@@ -65,7 +66,9 @@ final class OutputBox: @unchecked Sendable {
 /// libFuzzer's entry point: runs `batch` in-process on the input as NDJSON.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBatch(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-  // Every view made from what a writer knows of its bytes is checked against the checked view.
+  // Every view made from what a writer knows of its bytes is checked against the checked view,
+  // and every archive shared by objects that unfold alike against the one written apart.
   BinaryViewDifferential.checksWrittenViews = true
+  SubArchiveDifferential.checksAlikeWrites = true
   return BatchHarness.run(UnsafeRawBufferPointer(start: data, count: size))
 }

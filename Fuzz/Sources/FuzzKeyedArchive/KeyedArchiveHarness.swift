@@ -116,6 +116,16 @@ enum KeyedArchiveHarness {
         "object \(uid): the view from the writer's facts differs: \(difference)\n"
           + "  input \(hex(data))")
     }
+    // Two objects that unfold alike are written to the same bytes (a Network.framework blob's
+    // original request is then not written again).
+    if let alike = SubArchiveDifferential.alikeWrites(
+      data, firstObjects: 48, limits: limits.propertyList),
+      let (first, second) = alike.differing
+    {
+      fatalError(
+        "objects \(first) and \(second) unfold alike but are written apart to different bytes\n"
+          + "  input \(hex(data))")
+    }
     guard
       let archives = SubArchiveDifferential.archivedAsRoot(
         data, firstObjects: 48, limits: limits.propertyList),

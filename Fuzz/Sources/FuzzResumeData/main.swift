@@ -159,7 +159,9 @@ enum ResumeDataHarness {
 /// libFuzzer's entry point.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
-  // Every view made from what a writer knows of its bytes is checked against the checked view.
+  // Every view made from what a writer knows of its bytes is checked against the checked view,
+  // and every archive shared by objects that unfold alike against the one written apart.
   BinaryViewDifferential.checksWrittenViews = true
+  SubArchiveDifferential.checksAlikeWrites = true
   return ResumeDataHarness.run(UnsafeRawBufferPointer(start: start, count: count))
 }

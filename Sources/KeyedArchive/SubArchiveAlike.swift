@@ -1,0 +1,130 @@
+import Foundation
+@_spi(InPlace) import PropertyList
+import Synchronization
+
+// A Network.framework blob archives its current and original requests as two objects even when
+// the download was never redirected and they hold the same values: writing the second one's
+// archive apart (`SubArchiveWriter.archivedAsRoot`) then costs as much as the first and gives the
+// same bytes. Comparing the two objects' graphs costs a tenth of that.
+//
+// Why alike graphs write the same bytes: the writer reads an object from the archive as its
+// decoding does, expanding a shared object at each reference, and what it writes is a function
+// of what it reads (it writes what the tree writer writes for the decoded value). What it reads
+// of an object depends on the UIDs involved in three ways only: UID 0 is nil; a UID must name an
+// object (every UID of a checked view does); and a UID met again below itself is a cycle, which
+// fails the write. The comparison below holds UID 0 to UID 0. A shared object (the same UID, or
+// the same plist object, on both sides) is one graph below it; and when the first object's write
+// succeeded, its graph has no cycle below any object it reaches, so neither has the second's: a
+// cycle in the second's, through an object the first's reaches too, would be in the first's.
+// Every other difference between the two graphs (a marker, a byte, a count, the order of keys)
+// makes them unlike, even where the writer would write the same bytes all the same.
+
+extension KeyedArchiveView {
+  /// Most objects compared before giving up (unlike), as the writer gives up on archives whose
+  /// shared objects expand without end.
+  static let alikeVisits = 10_000
+  /// Deepest nesting compared before giving up: the writer's 64 instances, each a dictionary
+  /// holding UIDs, and arrays of them.
+  static let alikeDepth = 256
+
+  /// Whether the objects UIDs `a` and `b` name unfold to the same graph: equal but for which
+  /// objects of the archive hold it, with UID 0 only where the other has UID 0. When
+  /// `archivedAsRoot(a)` writes an archive, `archivedAsRoot(b)` then writes the same bytes (see
+  /// the comment above). False when unsure (more than `alikeVisits` objects, or nesting deeper
+  /// than `alikeDepth`). Both UIDs must be below `count`.
+  package func unfoldsAlike(_ a: UInt64, _ b: UInt64) -> Bool {
+    var budget = Self.alikeVisits
+    return alike(uids: a, b, depth: 0, &budget)
+  }
+
+  private func alike(uids a: UInt64, _ b: UInt64, depth: Int, _ budget: inout Int) -> Bool {
+    if a == b { return true }
+    guard a != 0, b != 0 else { return false }
+    return alike(objects: object(a), object(b), depth: depth, &budget)
+  }
+
+  private func alike(objects a: Int, _ b: Int, depth: Int, _ budget: inout Int) -> Bool {
+    if a == b { return true }
+    budget &-= 1
+    guard budget >= 0, depth < Self.alikeDepth else { return false }
+    let table = self.table
+    let bytes = plist.rawBytes.baseAddress!
+    let markerA = bytes.load(fromByteOffset: table.offset(a), as: UInt8.self)
+    let markerB = bytes.load(fromByteOffset: table.offset(b), as: UInt8.self)
+    let kind = markerA >> 4
+    guard markerB >> 4 == kind else { return false }
+    switch kind {
+    case 0x0, 0x1, 0x2, 0x3:
+      // Booleans, integers, reals and dates: the marker says the width; the checked view holds
+      // the bytes it says.
+      guard markerA == markerB else { return false }
+      let width = kind == 0x0 ? 0 : kind == 0x3 ? 8 : 1 << Int(markerA & 0x0F)
+      return width == 0
+        || memcmp(bytes + table.offset(a) + 1, bytes + table.offset(b) + 1, width) == 0
+    case 0x4, 0x5, 0x6:
+      let (countA, startA) = table.contents(a)
+      let (countB, startB) = table.contents(b)
+      guard countA == countB else { return false }
+      // A UTF-16 string's count is of 2-byte units.
+      let length = kind == 0x6 ? countA &* 2 : countA
+      return length == 0 || memcmp(bytes + startA, bytes + startB, length) == 0
+    case 0x8:
+      return alike(uids: table.uid(a), table.uid(b), depth: depth &+ 1, &budget)
+    case 0xA, 0xD:
+      let (countA, startA) = table.contents(a)
+      let (countB, startB) = table.contents(b)
+      guard countA == countB else { return false }
+      // An array's elements, or a dictionary's keys then its values.
+      let references = kind == 0xD ? countA &* 2 : countA
+      for position in 0..<references
+      where !alike(
+        objects: table.reference(startA, position), table.reference(startB, position),
+        depth: depth &+ 1, &budget)
+      {
+        return false
+      }
+      return true
+    default:
+      return false
+    }
+  }
+
+  /// Whether a write that `unfoldsAlike` spares is made all the same and compared, stopping the
+  /// process on any difference (always so in debug builds): for fuzzing.
+  package static var checksAlikeWrites: Bool {
+    _isDebugAssertConfiguration() || checksAlike.load(ordering: .relaxed)
+  }
+
+  static let checksAlike = Atomic<Bool>(false)
+}
+
+extension SubArchiveDifferential {
+  /// Whether every write that `KeyedArchiveView.unfoldsAlike` spares (a Network.framework blob's
+  /// original request archived apart) is made all the same and compared with the one that serves,
+  /// stopping the process on any difference (always so in debug builds): for fuzzing.
+  public static var checksAlikeWrites: Bool {
+    get { KeyedArchiveView.checksAlike.load(ordering: .relaxed) }
+    set { KeyedArchiveView.checksAlike.store(newValue, ordering: .relaxed) }
+  }
+
+  /// For the pairs of distinct objects among the first `limit` of the archive `data` read in
+  /// place that unfold alike, whose first `archivedAsRoot` writes: how many pairs there are, and
+  /// the first whose second object is not written to the same bytes; nil when the archive is not
+  /// read in place.
+  public static func alikeWrites(
+    _ data: Data, firstObjects limit: Int, limits: PropertyListLimits = .default
+  ) -> (alike: Int, differing: (UInt64, UInt64)?)? {
+    guard let view = KeyedArchiveView(data, limits: limits) else { return nil }
+    var writer = SubArchiveWriter(view: view)
+    let uids = 1..<UInt64(max(1, min(view.count, limit)))
+    var alike = 0
+    for first in uids {
+      guard let bytes = writer.archivedAsRoot(first) else { continue }
+      for second in uids where second != first && view.unfoldsAlike(first, second) {
+        alike += 1
+        if writer.archivedAsRoot(second) != bytes { return (alike, (first, second)) }
+      }
+    }
+    return (alike, nil)
+  }
+}
