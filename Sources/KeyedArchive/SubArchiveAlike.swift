@@ -107,20 +107,25 @@ extension SubArchiveDifferential {
     set { KeyedArchiveView.checksAlike.store(newValue, ordering: .relaxed) }
   }
 
-  /// For the pairs of distinct objects among the first `limit` of the archive `data` read in
-  /// place that unfold alike, whose first `archivedAsRoot` writes: how many pairs there are, and
-  /// the first whose second object is not written to the same bytes; nil when the archive is not
-  /// read in place.
+  /// For pairs of distinct objects among the first `limit` of the archive `data` read in place
+  /// that unfold alike, whose first `archivedAsRoot` writes: how many pairs there are, and the
+  /// first whose second object is not written to the same bytes; nil when the archive is not read
+  /// in place. Only instances (the objects a blob's requests are) are paired, each with the next
+  /// `partners` instances after it, so that the work stays within a few writes an object.
   public static func alikeWrites(
-    _ data: Data, firstObjects limit: Int, limits: PropertyListLimits = .default
+    _ data: Data, firstObjects limit: Int, partners: Int = 8,
+    limits: PropertyListLimits = .default
   ) -> (alike: Int, differing: (UInt64, UInt64)?)? {
     guard let view = KeyedArchiveView(data, limits: limits) else { return nil }
     var writer = SubArchiveWriter(view: view)
-    let uids = 1..<UInt64(max(1, min(view.count, limit)))
+    let instances = (1..<UInt64(max(1, min(view.count, limit)))).filter {
+      view.table.isKind(view.object($0), .dictionary)
+    }
     var alike = 0
-    for first in uids {
+    for (index, first) in instances.enumerated() {
       guard let bytes = writer.archivedAsRoot(first) else { continue }
-      for second in uids where second != first && view.unfoldsAlike(first, second) {
+      for second in instances[(index + 1)...].prefix(partners)
+      where view.unfoldsAlike(first, second) {
         alike += 1
         if writer.archivedAsRoot(second) != bytes { return (alike, (first, second)) }
       }
