@@ -33,24 +33,42 @@ extension KeyedArchiveView {
   /// the comment above). False when unsure (more than `alikeVisits` objects, or nesting deeper
   /// than `alikeDepth`). Both UIDs must be below `count`.
   package func unfoldsAlike(_ a: UInt64, _ b: UInt64) -> Bool {
+    let comparison = AlikeComparison(
+      view: self, table: table, bytes: plist.rawBytes.baseAddress!)
     var budget = Self.alikeVisits
-    return alike(uids: a, b, depth: 0, &budget)
+    return comparison.alike(uids: a, b, depth: 0, &budget)
   }
 
-  private func alike(uids a: UInt64, _ b: UInt64, depth: Int, _ budget: inout Int) -> Bool {
+  /// Whether a write that `unfoldsAlike` spares is made all the same and compared, stopping the
+  /// process on any difference (always so in debug builds): for fuzzing.
+  package static var checksAlikeWrites: Bool {
+    _isDebugAssertConfiguration() || checksAlike.load(ordering: .relaxed)
+  }
+
+  static let checksAlike = Atomic<Bool>(false)
+}
+
+/// What `unfoldsAlike` reads, held in locals (the view's bytes are behind a class's property,
+/// which another module's code cannot inline).
+private struct AlikeComparison {
+  let view: KeyedArchiveView
+  let table: BinaryObjects
+  let bytes: UnsafeRawPointer
+
+  func alike(uids a: UInt64, _ b: UInt64, depth: Int, _ budget: inout Int) -> Bool {
     if a == b { return true }
     guard a != 0, b != 0 else { return false }
-    return alike(objects: object(a), object(b), depth: depth, &budget)
+    return alike(objects: view.object(a), view.object(b), depth: depth, &budget)
   }
 
-  private func alike(objects a: Int, _ b: Int, depth: Int, _ budget: inout Int) -> Bool {
+  // Two distinct objects (callers pass the same object over: it is alike to itself).
+  func alike(objects a: Int, _ b: Int, depth: Int, _ budget: inout Int) -> Bool {
     if a == b { return true }
     budget &-= 1
-    guard budget >= 0, depth < Self.alikeDepth else { return false }
-    let table = self.table
-    let bytes = plist.rawBytes.baseAddress!
-    let markerA = bytes.load(fromByteOffset: table.offset(a), as: UInt8.self)
-    let markerB = bytes.load(fromByteOffset: table.offset(b), as: UInt8.self)
+    guard budget >= 0, depth < KeyedArchiveView.alikeDepth else { return false }
+    let (offsetA, offsetB) = (table.offset(a), table.offset(b))
+    let markerA = bytes.load(fromByteOffset: offsetA, as: UInt8.self)
+    let markerB = bytes.load(fromByteOffset: offsetB, as: UInt8.self)
     let kind = markerA >> 4
     guard markerB >> 4 == kind else { return false }
     switch kind {
@@ -59,8 +77,7 @@ extension KeyedArchiveView {
       // the bytes it says.
       guard markerA == markerB else { return false }
       let width = kind == 0x0 ? 0 : kind == 0x3 ? 8 : 1 << Int(markerA & 0x0F)
-      return width == 0
-        || memcmp(bytes + table.offset(a) + 1, bytes + table.offset(b) + 1, width) == 0
+      return width == 0 || memcmp(bytes + offsetA + 1, bytes + offsetB + 1, width) == 0
     case 0x4, 0x5, 0x6:
       let (countA, startA) = table.contents(a)
       let (countB, startB) = table.contents(b)
@@ -74,28 +91,21 @@ extension KeyedArchiveView {
       let (countA, startA) = table.contents(a)
       let (countB, startB) = table.contents(b)
       guard countA == countB else { return false }
-      // An array's elements, or a dictionary's keys then its values.
+      // An array's elements, or a dictionary's keys then its values: most often the same
+      // objects (keys, class names and values shared), passed over without a call.
       let references = kind == 0xD ? countA &* 2 : countA
-      for position in 0..<references
-      where !alike(
-        objects: table.reference(startA, position), table.reference(startB, position),
-        depth: depth &+ 1, &budget)
-      {
-        return false
+      for position in 0..<references {
+        let (elementA, elementB) = (
+          table.reference(startA, position), table.reference(startB, position)
+        )
+        guard elementA == elementB || alike(objects: elementA, elementB, depth: depth &+ 1, &budget)
+        else { return false }
       }
       return true
     default:
       return false
     }
   }
-
-  /// Whether a write that `unfoldsAlike` spares is made all the same and compared, stopping the
-  /// process on any difference (always so in debug builds): for fuzzing.
-  package static var checksAlikeWrites: Bool {
-    _isDebugAssertConfiguration() || checksAlike.load(ordering: .relaxed)
-  }
-
-  static let checksAlike = Atomic<Bool>(false)
 }
 
 extension SubArchiveDifferential {
