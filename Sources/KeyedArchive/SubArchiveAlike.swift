@@ -117,29 +117,25 @@ extension SubArchiveDifferential {
     set { KeyedArchiveView.checksAlike.store(newValue, ordering: .relaxed) }
   }
 
-  /// For pairs of distinct objects among the first `limit` of the archive `data` read in place
-  /// that unfold alike, whose first `archivedAsRoot` writes: how many pairs there are, and the
-  /// first whose second object is not written to the same bytes; nil when the archive is not read
-  /// in place. Only instances (the objects a blob's requests are) are paired, each with the next
-  /// `partners` instances after it, so that the work stays within a few writes an object.
-  public static func alikeWrites(
+  /// The pairs of distinct instances among the first `limit` objects of the archive `data` read
+  /// in place that unfold alike, each instance paired with the next `partners` instances after it
+  /// (so that the work stays small); nil when the archive is not read in place. Where
+  /// `archivedAsRoot` writes the first of a pair, it must write the second to the same bytes.
+  public static func alikePairs(
     _ data: Data, firstObjects limit: Int, partners: Int = 8,
     limits: PropertyListLimits = .default
-  ) -> (alike: Int, differing: (UInt64, UInt64)?)? {
+  ) -> [(UInt64, UInt64)]? {
     guard let view = KeyedArchiveView(data, limits: limits) else { return nil }
-    var writer = SubArchiveWriter(view: view)
     let instances = (1..<UInt64(max(1, min(view.count, limit)))).filter {
       view.table.isKind(view.object($0), .dictionary)
     }
-    var alike = 0
+    var pairs: [(UInt64, UInt64)] = []
     for (index, first) in instances.enumerated() {
-      guard let bytes = writer.archivedAsRoot(first) else { continue }
       for second in instances[(index + 1)...].prefix(partners)
       where view.unfoldsAlike(first, second) {
-        alike += 1
-        if writer.archivedAsRoot(second) != bytes { return (alike, (first, second)) }
+        pairs.append((first, second))
       }
     }
-    return (alike, nil)
+    return pairs
   }
 }

@@ -116,21 +116,21 @@ enum KeyedArchiveHarness {
         "object \(uid): the view from the writer's facts differs: \(difference)\n"
           + "  input \(hex(data))")
     }
+    guard
+      let archives = SubArchiveDifferential.archivedAsRoot(
+        data, firstObjects: 48, limits: limits.propertyList),
+      !archives.isEmpty
+    else { return }
     // Two objects that unfold alike are written to the same bytes (a Network.framework blob's
     // original request is then not written again).
-    if let alike = SubArchiveDifferential.alikeWrites(
-      data, firstObjects: 48, limits: limits.propertyList),
-      let (first, second) = alike.differing
-    {
+    for (first, second) in SubArchiveDifferential.alikePairs(
+      data, firstObjects: 48, limits: limits.propertyList) ?? []
+    where archives[first] != nil && archives[second] != archives[first] {
       fatalError(
         "objects \(first) and \(second) unfold alike but are written apart to different bytes\n"
           + "  input \(hex(data))")
     }
-    guard
-      let archives = SubArchiveDifferential.archivedAsRoot(
-        data, firstObjects: 48, limits: limits.propertyList),
-      !archives.isEmpty, let archive = try? KeyedArchive(decoding: data, limits: limits)
-    else { return }
+    guard let archive = try? KeyedArchive(decoding: data, limits: limits) else { return }
     for (uid, fromBytes) in archives {
       let decoded: Data
       do {
