@@ -5,7 +5,7 @@ import Synchronization
 // A Network.framework blob archives its current and original requests as two objects even when
 // the download was never redirected and they hold the same values: writing the second one's
 // archive apart (`SubArchiveWriter.archivedAsRoot`) then costs as much as the first and gives the
-// same bytes. Comparing the two objects' graphs costs a tenth of that.
+// same bytes. Comparing the two objects' graphs costs a twentieth of that or less.
 //
 // Why alike graphs write the same bytes: the writer reads an object from the archive as its
 // decoding does, expanding a shared object at each reference, and what it writes is a function
