@@ -173,16 +173,23 @@ __attribute__((target("avx2"))) static inline int decode_block(
   return 1;
 }
 
+// Whole blocks of text[read..<to], up to the first that is not all alphabet: where they stop;
+// `written` grows by the bytes they write.
+__attribute__((target("avx2"))) static inline size_t decode_blocks_run(
+    const struct decode_constants *k, const uint8_t *text, size_t read, size_t to, uint8_t *out,
+    size_t *written) {
+  while (to - read >= 32 && decode_block(k, text + read, out + *written)) {
+    read += 32;
+    *written += 24;
+  }
+  return read;
+}
+
 __attribute__((target("avx2"))) static size_t decode_avx2(const uint8_t *text, size_t count,
                                                           uint8_t *out) {
   const struct decode_constants k = decode_constants();
-  size_t read = 0;
   size_t written = 0;
-  while (count - read >= 32 && decode_block(&k, text + read, out + written)) {
-    read += 32;
-    written += 24;
-  }
-  return read;
+  return decode_blocks_run(&k, text, 0, count, out, &written);
 }
 
 // Each byte's 6-bit value in the alphabet, or 0x80 for any other byte.
@@ -214,10 +221,7 @@ static inline int is_line_space(uint8_t byte) {
 __attribute__((target("avx2"))) static inline size_t decode_run(
     const struct decode_constants *k, const uint8_t *text, size_t read, size_t to, uint8_t *out,
     size_t *written) {
-  while (to - read >= 32 && decode_block(k, text + read, out + *written)) {
-    read += 32;
-    *written += 24;
-  }
+  read = decode_blocks_run(k, text, read, to, out, written);
   // The line's last groups, and the groups of the block that held its end, one at a time.
   while (to - read >= 4) {
     uint32_t a = sextets[text[read]], b = sextets[text[read + 1]];
