@@ -164,9 +164,8 @@ struct HostileArchiveTests {
   func exponentialSharing(maximumVisits: Int, refusedAt indices: [Int]) throws {
     let archive = try KeyedArchive(
       decoding: try fixture("archive/hostile/exponential-sharing.archive"))
-    let error = try #require(throws: KeyedArchiveError.self) {
-      try archive.decodeRoot(limits: KeyedArchiveLimits(maximumVisits: maximumVisits))
-    }
+    let error = try #require(
+      decodingError(archive, limits: KeyedArchiveLimits(maximumVisits: maximumVisits)))
     #expect(error.code == .limitExceeded)
     #expect(error.keyPath == arrayPath(indices))
   }

@@ -9,6 +9,8 @@ import PropertyList
 ///    (compared as values: the re-read archive is binary, so `KeyedArchive ==`, which also compares
 ///    the container format, would differ for XML inputs).
 /// 2. `decodeRoot` may throw; `resolve` and rendering its tree as text and JSON must not crash.
+///    Under tight and loose limits, `decodeRoot`, which decodes each shared object once, gives the
+///    value or throws the error (code, message, key path) that expanding every reference gives.
 /// 3. When the root is a request in CFNetwork's layout, every typed accessor is read, and the edits
 ///    run; setting the URL must give an archive that reads back with that URL.
 /// 4. When a request converts to the other layout by renaming its keys in place, the renamed bytes
@@ -193,12 +195,48 @@ enum KeyedArchiveHarness {
 
   static func exerciseDecodingAndDisplay(_ archive: KeyedArchive) {
     _ = try? archive.decodeRoot(limits: limits)
+    checkSharedDecoding(archive)
     _ = (archive.archiver, archive.rootKey, archive.rootUID, archive.extraTopLevelKeys)
     let tree = archive.resolve(limits: limits)
     let text = tree.text(label: "root")
     let json = tree.json()
     if text.isEmpty || json.isEmpty {
       fail("rendering the resolved tree gave empty output", archive, nil)
+    }
+  }
+
+  /// Limits under which expanding every reference stays quick: one the fixtures' graphs pass, and
+  /// one tight enough that shared objects meet the depth and visit limits.
+  static let sharedDecodingLimits = [
+    KeyedArchiveLimits(propertyList: limits.propertyList, maximumDepth: 256, maximumVisits: 10_000),
+    KeyedArchiveLimits(propertyList: limits.propertyList, maximumDepth: 6, maximumVisits: 40),
+  ]
+
+  static func checkSharedDecoding(_ archive: KeyedArchive) {
+    func outcome(_ decode: () throws -> ArchivedValue) -> Result<ArchivedValue, KeyedArchiveError> {
+      do {
+        return .success(try decode())
+      } catch let error as KeyedArchiveError {
+        return .failure(error)
+      } catch {
+        fail("decoding threw something other than a KeyedArchiveError: \(error)", archive, nil)
+      }
+    }
+    for limits in sharedDecodingLimits {
+      let reused = outcome { try archive.decodeRoot(limits: limits) }
+      let expanded = outcome { try archive.decodeRootExpandingEveryReference(limits: limits) }
+      guard reused != expanded else { continue }
+      // Values are not printed: a graph shared exponentially takes as long to print as to expand.
+      let described = [reused, expanded].map { result in
+        switch result {
+        case .success: "a value"
+        case .failure(let error): "\(error.code) \(error)"
+        }
+      }
+      fail(
+        "decoding each shared object once gave \(described[0]), expanding every reference "
+          + "\(described[1]), under \(limits.maximumDepth) levels and \(limits.maximumVisits) visits",
+        archive, nil)
     }
   }
 
