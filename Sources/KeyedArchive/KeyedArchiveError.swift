@@ -68,7 +68,9 @@ public struct KeyedArchiveLimits: Sendable, Hashable {
   public var maximumDepth: Int
   /// Most objects visited when resolving or decoding, counting each visit of a shared object.
   /// Guards time and memory against archives whose objects reference each other exponentially.
-  /// Default 1,000,000.
+  /// Decoding counts a shared object's visits without decoding it again, so the limit bounds the
+  /// size of the value it returns (walked in full, as `==` walks it), not its own time. Default
+  /// 1,000,000.
   public var maximumVisits: Int
 
   /// Creates limits; every argument defaults to the documented default.
