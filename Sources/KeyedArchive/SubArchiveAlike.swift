@@ -20,9 +20,8 @@ import Synchronization
 // makes them unlike, even where the writer would write the same bytes all the same.
 
 extension KeyedArchiveView {
-  /// Most objects compared before giving up (unlike), as the writer gives up on archives whose
-  /// shared objects expand without end.
-  static let alikeVisits = 10_000
+  /// Most objects compared before giving up (unlike): as many as the writer visits.
+  static let alikeVisits = subArchiveVisits
   /// Deepest nesting compared before giving up: the writer's 64 instances, each a dictionary
   /// holding UIDs, and arrays of them.
   static let alikeDepth = 256

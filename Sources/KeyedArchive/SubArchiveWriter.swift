@@ -21,6 +21,11 @@ import Synchronization
 //   an archive of up to 255 objects takes), and flattens again with wider ones for a larger one.
 
 extension KeyedArchiveView {
+  /// Most objects the sub-archive writer visits, counting each reference to a shared object (as
+  /// decoding does), before it gives up: an archive whose objects are shared over and over would
+  /// otherwise make its work grow exponentially.
+  static let subArchiveVisits = 10_000
+
   /// `KeyedArchive(root: decodeValue(uid)).encoded()` of this archive, written from its bytes;
   /// nil when the object holds anything the writer does not follow, or when decoding it would fail.
   package func archivedAsRoot(_ uid: UInt64, maximumDepth: Int = 64) -> Data? {
@@ -1074,10 +1079,8 @@ private struct ViewReader: ~Copyable {
   // Objects known to decode, laid out as null: only for checking, whose layout is thrown away.
   private var known: [UInt64] = []
   private var maximumDepth = 64
-  // Objects visited: decoding expands a shared object at each reference, as this does, so an
-  // archive of objects shared over and over could make the work grow exponentially.
+  // Objects visited, at most `KeyedArchiveView.subArchiveVisits`.
   private var visits = 0
-  static let maximumVisits = 10_000
 
   init(view: KeyedArchiveView, _ memory: UnsafeMutablePointer<ReaderMemory>) {
     self.view = view
@@ -1105,7 +1108,7 @@ private struct ViewReader: ~Copyable {
   mutating func encode(_ uid: UInt64, _ layout: inout Layout) -> UInt64? {
     if uid == 0 || (!known.isEmpty && known.contains(uid)) { return 0 }
     visits += 1
-    guard uid < objectCount, visits <= Self.maximumVisits else { return nil }
+    guard uid < objectCount, visits <= KeyedArchiveView.subArchiveVisits else { return nil }
     let object = view.object(uid)
     switch table.kind(object) {
     case .string:
