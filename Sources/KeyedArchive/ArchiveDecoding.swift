@@ -19,9 +19,26 @@ extension KeyedArchive {
   public func decodeRootExpandingEveryReference(limits: KeyedArchiveLimits = .default) throws
     -> ArchivedValue
   {
+    try decodeRootCountingInstances(reusing: false, limits: limits).result.get()
+  }
+
+  /// `decodeRoot(limits:)`, or with `reusing` false `decodeRootExpandingEveryReference(limits:)`,
+  /// and how many instances it decoded (an instance reused counts nothing): the work decoding did,
+  /// which tests count instead of timing it.
+  @_spi(Differential)
+  public func decodeRootCountingInstances(reusing: Bool, limits: KeyedArchiveLimits = .default)
+    -> (result: Result<ArchivedValue, KeyedArchiveError>, decodedInstances: Int)
+  {
     var decoder = ArchiveDecoder(archive: self, limits: limits)
-    decoder.reusesDecoded = false
-    return try decoder.decode(rootUID, at: .top(rootKey))
+    decoder.reusesDecoded = reusing
+    do {
+      return (.success(try decoder.decode(rootUID, at: .top(rootKey))), decoder.decodedInstances)
+    } catch let error as KeyedArchiveError {
+      return (.failure(error), decoder.decodedInstances)
+    } catch {
+      // The decoder throws nothing else.
+      return (.failure(KeyedArchiveError(.badObject, "\(error)", at: "")), decoder.decodedInstances)
+    }
   }
 
   /// Decodes the object a UID names into typed values.
@@ -94,6 +111,8 @@ struct ArchiveDecoder {
   var decoded: [UInt64: Decoded] = [:]
   // False only to compare with the decoder that expands every reference.
   var reusesDecoded = true
+  // Instances decoded (not reused), for tests.
+  var decodedInstances = 0
 
   /// An instance decoded, with the visits its decoding counted (itself included) and the levels it
   /// nests below the depth it was met at (one for an instance referencing nothing).
@@ -168,6 +187,7 @@ struct ArchiveDecoder {
           at: here())
       }
       inProgress.append(uid)
+      decodedInstances += 1
       let visitsBefore = visits - 1
       let deepestOutside = deepest
       deepest = depth

@@ -71,6 +71,16 @@ private func sharedAtTwoDepths() throws -> KeyedArchive {
     ], rootKey: "root")
 }
 
+/// The keyed-archive fuzzer's find whose objects share each other exponentially.
+private let exponentialFind = "decoding-shared-exponentially-timeout-from-fuzzer"
+
+/// A file of `Tests/KeyedArchiveTests/FuzzRegressions`.
+private func fuzzRegression(_ name: String) throws -> Data {
+  try Data(
+    contentsOf: repositoryRoot.appendingPathComponent("Tests/KeyedArchiveTests/FuzzRegressions")
+      .appendingPathComponent(name))
+}
+
 /// The archives of `Fixtures/archive` (hostile ones included) that read, and the crafted ones.
 private func archivesToCompare() throws -> [(String, KeyedArchive)] {
   var archives = [("sharedAtTwoDepths", try sharedAtTwoDepths())]
@@ -80,10 +90,9 @@ private func archivesToCompare() throws -> [(String, KeyedArchive)] {
     }
   }
   for name in archiveFuzzRegressions {
-    let data = try Data(
-      contentsOf: repositoryRoot.appendingPathComponent("Tests/KeyedArchiveTests/FuzzRegressions")
-        .appendingPathComponent(name))
-    if let archive = try? KeyedArchive(decoding: data) { archives.append((name, archive)) }
+    if let archive = try? KeyedArchive(decoding: try fuzzRegression(name)) {
+      archives.append((name, archive))
+    }
   }
   return archives
 }
@@ -158,10 +167,7 @@ struct SharedDecodingTests {
     "The fuzzer's exponentially shared archive is refused at the millionth visit, as expanding it is"
   )
   func fuzzerFind() throws {
-    let data = try Data(
-      contentsOf: repositoryRoot.appendingPathComponent("Tests/KeyedArchiveTests/FuzzRegressions")
-        .appendingPathComponent("decoding-shared-exponentially-timeout-from-fuzzer"))
-    let archive = try KeyedArchive(decoding: data)
+    let archive = try KeyedArchive(decoding: try fuzzRegression(exponentialFind))
     let error = try #require(decodingError(archive))
     // Where expanding every reference refuses it too (compared once; it takes seconds in a debug
     // build).
@@ -175,10 +181,47 @@ struct SharedDecodingTests {
     #expect(throws: KeyedArchiveError.self) { try URLResponseArchive(archive: archive) }
   }
 
+  /// The work is counted in instances decoded, not timed: a shared instance reused counts nothing.
+  /// Expanding every reference is counted too where it takes less than seconds; for the archives
+  /// shared exponentially, up to the million visits, it decodes an instance at about every visit.
+  @Test(
+    "Each shared instance is decoded once, but for those on the way to an error",
+    arguments: [
+      // Objects 1 to 6; expanding decodes 2, 3 and 4 again.
+      ("sharedAtTwoDepths", KeyedArchiveLimits.default, 6, 9),
+      // Object 2 is met again too deep, and decoded again as far as the error: 2 and 3.
+      ("sharedAtTwoDepths", KeyedArchiveLimits(maximumDepth: 5), 8, 8),
+      ("exponential-sharing.archive", KeyedArchiveLimits.default, 57, nil),
+      ("exponential-sharing.archive", KeyedArchiveLimits(maximumVisits: 5_000), 49, 2_516),
+      (exponentialFind, KeyedArchiveLimits.default, 39, nil),
+      (exponentialFind, KeyedArchiveLimits(maximumVisits: 5_000), 31, 2_506),
+    ] as [(String, KeyedArchiveLimits, Int, Int?)])
+  func decodedInstances(name: String, limits: KeyedArchiveLimits, reusing: Int, expanding: Int?)
+    throws
+  {
+    let archive: KeyedArchive
+    switch name {
+    case "sharedAtTwoDepths": archive = try sharedAtTwoDepths()
+    case exponentialFind: archive = try KeyedArchive(decoding: try fuzzRegression(name))
+    default: archive = try KeyedArchive(decoding: try fixture("archive/hostile/" + name))
+    }
+    #expect(
+      archive.decodeRootCountingInstances(reusing: true, limits: limits).decodedInstances
+        == reusing)
+    if let expanding {
+      #expect(
+        archive.decodeRootCountingInstances(reusing: false, limits: limits).decodedInstances
+          == expanding)
+    }
+  }
+
   @Test("The exponential-sharing fixture decodes whole when the limit allows its 2^41 visits")
   func exponentialSharingWhole() throws {
     let archive = try KeyedArchive(
       decoding: try fixture("archive/hostile/exponential-sharing.archive"))
+    // Without the reuse, the decoding below would not end: fail first instead.
+    try #require(
+      archive.decodeRootCountingInstances(reusing: true, limits: .default).decodedInstances < 100)
     var value = try archive.decodeRoot(limits: KeyedArchiveLimits(maximumVisits: Int.max))
     var levels = 1
     // Not compared with `==`, which would walk both halves at every level.
