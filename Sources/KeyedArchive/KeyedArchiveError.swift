@@ -69,8 +69,8 @@ public struct KeyedArchiveLimits: Sendable, Hashable {
   /// Most objects visited when resolving or decoding, counting each visit of a shared object.
   /// Guards time and memory against archives whose objects reference each other exponentially.
   /// Decoding counts a shared object's visits without decoding it again, so the limit bounds the
-  /// size of the value it returns (walked in full, as `==` walks it), not its own time. Default
-  /// 1,000,000.
+  /// size of the value it returns as hashing or encoding it walks it, not decoding's own time.
+  /// Default 1,000,000.
   public var maximumVisits: Int
 
   /// Creates limits; every argument defaults to the documented default.
