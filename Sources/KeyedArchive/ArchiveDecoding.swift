@@ -8,23 +8,14 @@ extension KeyedArchive {
   ///   itself (`.cycle`), a Foundation object without the fields its class requires (`.badObject`), or
   ///   a graph deeper or larger than `limits` allows (`.limitExceeded`).
   public func decodeRoot(limits: KeyedArchiveLimits = .default) throws -> ArchivedValue {
-    var decoder = ArchiveDecoder(archive: self, limits: limits)
-    return try decoder.decode(rootUID, at: .top(rootKey))
+    try decodeRootCountingInstances(reusing: true, limits: limits).result.get()
   }
 
-  /// `decodeRoot(limits:)` as it was before it reused what it decoded: every reference to a shared
-  /// object decodes that object again. It must give the same value or throw the same error (code,
-  /// message and key path); tests and the fuzzer compare the two.
-  @_spi(Differential)
-  public func decodeRootExpandingEveryReference(limits: KeyedArchiveLimits = .default) throws
-    -> ArchivedValue
-  {
-    try decodeRootCountingInstances(reusing: false, limits: limits).result.get()
-  }
-
-  /// `decodeRoot(limits:)`, or with `reusing` false `decodeRootExpandingEveryReference(limits:)`,
-  /// and how many instances it decoded (an instance reused counts nothing): the work decoding did,
-  /// which tests count instead of timing it.
+  /// The root decoded reusing each shared instance decoded (`decodeRoot(limits:)`), or with
+  /// `reusing` false expanding every reference, as decoding did before it reused them (it must give
+  /// the same value or throw the same error, key path included; tests and the fuzzer compare the
+  /// two); and how many instances it decoded (an instance reused counts nothing): the work decoding
+  /// did, which tests count instead of timing it.
   @_spi(Differential)
   public func decodeRootCountingInstances(reusing: Bool, limits: KeyedArchiveLimits = .default)
     -> (result: Result<ArchivedValue, KeyedArchiveError>, decodedInstances: Int)
@@ -36,7 +27,7 @@ extension KeyedArchive {
     } catch let error as KeyedArchiveError {
       return (.failure(error), decoder.decodedInstances)
     } catch {
-      // The decoder throws nothing else.
+      // Unreachable: the decoder throws nothing else (its throws are untyped).
       return (.failure(KeyedArchiveError(.badObject, "\(error)", at: "")), decoder.decodedInstances)
     }
   }

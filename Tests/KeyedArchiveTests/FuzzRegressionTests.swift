@@ -8,6 +8,13 @@ import Testing
 /// what it pins: request archives whose `$2` slot count is huge, negative or too small.
 let archiveFuzzRegressions = filesInRepository("Tests/KeyedArchiveTests/FuzzRegressions")
 
+/// A file of `Tests/KeyedArchiveTests/FuzzRegressions`.
+func fuzzRegression(_ name: String) throws -> Data {
+  try Data(
+    contentsOf: repositoryRoot.appendingPathComponent("Tests/KeyedArchiveTests/FuzzRegressions")
+      .appendingPathComponent(name))
+}
+
 @Suite("Keyed-archive fuzz regressions")
 struct ArchiveFuzzRegressionTests {
   @Test("The regressions folder holds the fuzzer's finds") func present() {
@@ -20,9 +27,7 @@ struct ArchiveFuzzRegressionTests {
     "Each find is refused cleanly or keeps the harness's properties",
     arguments: archiveFuzzRegressions)
   func replay(name: String) throws {
-    let data = try Data(
-      contentsOf: repositoryRoot.appendingPathComponent("Tests/KeyedArchiveTests/FuzzRegressions")
-        .appendingPathComponent(name))
+    let data = try fuzzRegression(name)
     let archive: KeyedArchive
     do {
       archive = try KeyedArchive(decoding: data)

@@ -7,50 +7,46 @@ import Testing
 // Decoding reuses what it decoded of a shared object, and must give what expanding every reference
 // gives: the same value, or the same error with the same message and key path.
 
-/// What decoding an archive's root gave.
-private enum Outcome: Equatable, CustomStringConvertible {
-  case value(ArchivedValue)
-  case error(KeyedArchiveError)
+/// What decoding an archive's root gave: its value or its error.
+private typealias Outcome = Result<ArchivedValue, KeyedArchiveError>
 
-  init(_ decode: () throws -> ArchivedValue) {
-    do {
-      self = .value(try decode())
-    } catch let error as KeyedArchiveError {
-      self = .error(error)
-    } catch {
-      self = .error(KeyedArchiveError(.badObject, "not a KeyedArchiveError: \(error)", at: ""))
-    }
-  }
+/// The root decoded reusing shared instances (as `decodeRoot` decodes it), or expanding every
+/// reference.
+private func outcome(_ archive: KeyedArchive, _ limits: KeyedArchiveLimits, reusing: Bool = true)
+  -> Outcome
+{
+  archive.decodeRootCountingInstances(reusing: reusing, limits: limits).result
+}
 
-  var description: String {
-    switch self {
-    case .value: "a value"
-    case .error(let error): "\(error.code): \(error)"
-    }
+/// An outcome in words, without the value: a graph shared exponentially would take as long to
+/// describe as to expand (which is also why outcomes are compared outside `#expect`, which
+/// describes what it compares when it fails).
+private func described(_ outcome: Outcome) -> String {
+  switch outcome {
+  case .success: "a value"
+  case .failure(let error): "\(error.code): \(error)"
   }
 }
 
 /// The error decoding the root throws, or nil after recording an issue. Unlike
-/// `#require(throws:)`, it does not describe a value decoded instead: a graph shared exponentially
-/// would take as long to describe as to expand.
+/// `#require(throws:)`, it does not describe a value decoded instead.
 func decodingError(_ archive: KeyedArchive, limits: KeyedArchiveLimits = .default)
   -> KeyedArchiveError?
 {
-  switch Outcome({ try archive.decodeRoot(limits: limits) }) {
-  case .error(let error): return error
-  case .value:
+  switch outcome(archive, limits) {
+  case .failure(let error): return error
+  case .success:
     Issue.record("decoded, where an error was expected")
     return nil
   }
 }
 
-/// Nil when reusing and expanding decode the root alike, else what each gave. Compared here, not in
-/// `#expect`, which would describe the values: a graph shared exponentially takes as long to
-/// describe as to expand.
+/// Nil when reusing and expanding decode the root alike, else what each gave.
 private func disagreement(_ archive: KeyedArchive, _ limits: KeyedArchiveLimits) -> String? {
-  let reused = Outcome { try archive.decodeRoot(limits: limits) }
-  let expanded = Outcome { try archive.decodeRootExpandingEveryReference(limits: limits) }
-  return reused == expanded ? nil : "reusing gave \(reused), expanding \(expanded)"
+  let reused = outcome(archive, limits)
+  let expanded = outcome(archive, limits, reusing: false)
+  return reused == expanded
+    ? nil : "reusing gave \(described(reused)), expanding \(described(expanded))"
 }
 
 private let arrayClass = PropertyListValue.dictionary([
@@ -73,13 +69,6 @@ private func sharedAtTwoDepths() throws -> KeyedArchive {
 
 /// The keyed-archive fuzzer's find whose objects share each other exponentially.
 private let exponentialFind = "decoding-shared-exponentially-timeout-from-fuzzer"
-
-/// A file of `Tests/KeyedArchiveTests/FuzzRegressions`.
-private func fuzzRegression(_ name: String) throws -> Data {
-  try Data(
-    contentsOf: repositoryRoot.appendingPathComponent("Tests/KeyedArchiveTests/FuzzRegressions")
-      .appendingPathComponent(name))
-}
 
 /// The archives of `Fixtures/archive` (hostile ones included) that read, and the crafted ones.
 private func archivesToCompare() throws -> [(String, KeyedArchive)] {
@@ -108,14 +97,14 @@ struct SharedDecodingTests {
   func depthOfASharedObject(maximumDepth: Int, refusedAt keyPath: String?) throws {
     let archive = try sharedAtTwoDepths()
     let limits = KeyedArchiveLimits(maximumDepth: maximumDepth)
-    let reused = Outcome { try archive.decodeRoot(limits: limits) }
+    let reused = outcome(archive, limits)
     #expect(disagreement(archive, limits) == nil)
     guard let keyPath else {
       let shared = ArchivedValue.array([.array([.array([]), .string("leaf")])])
-      #expect(reused == .value(.array([shared, .array([.array([shared])])])))
+      #expect(reused == .success(.array([shared, .array([.array([shared])])])))
       return
     }
-    guard case .error(let error) = reused else {
+    guard case .failure(let error) = reused else {
       Issue.record("decoded under a depth of \(maximumDepth)")
       return
     }
@@ -131,7 +120,7 @@ struct SharedDecodingTests {
     // Root 1; object 2 and its graph 4 (2, 3, 4, 7); 5 and 6; object 2's graph again 4.
     #expect(
       try archive.decodeRoot(limits: KeyedArchiveLimits(maximumVisits: 11))
-        == archive.decodeRootExpandingEveryReference())
+        == outcome(archive, .default, reusing: false).get())
     #expect(
       decodingError(archive, limits: KeyedArchiveLimits(maximumVisits: 10))?.keyPath
         == arrayPath([1, 0, 0, 0, 1]))

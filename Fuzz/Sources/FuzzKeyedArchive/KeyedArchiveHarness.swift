@@ -213,18 +213,9 @@ enum KeyedArchiveHarness {
   ]
 
   static func checkSharedDecoding(_ archive: KeyedArchive) {
-    func outcome(_ decode: () throws -> ArchivedValue) -> Result<ArchivedValue, KeyedArchiveError> {
-      do {
-        return .success(try decode())
-      } catch let error as KeyedArchiveError {
-        return .failure(error)
-      } catch {
-        fail("decoding threw something other than a KeyedArchiveError: \(error)", archive, nil)
-      }
-    }
     for limits in sharedDecodingLimits {
-      let reused = outcome { try archive.decodeRoot(limits: limits) }
-      let expanded = outcome { try archive.decodeRootExpandingEveryReference(limits: limits) }
+      let reused = archive.decodeRootCountingInstances(reusing: true, limits: limits).result
+      let expanded = archive.decodeRootCountingInstances(reusing: false, limits: limits).result
       guard reused != expanded else { continue }
       // Values are not printed: a graph shared exponentially takes as long to print as to expand.
       let described = [reused, expanded].map { result in
