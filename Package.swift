@@ -54,20 +54,28 @@ let package = Package(
       name: "CCryptoShim",
       dependencies: ["CLibCrypto"]
     ),
+    // Where a path given for output leads: links followed, devices written into, files replaced
+    // atomically. Below the batch engine and the downloader, which both write files they are given.
+    .target(
+      name: "OutputFiles"
+    ),
     // The only target that imports FoundationNetworking.
     .target(
       name: "Downloader",
-      dependencies: ["CCryptoShim", "PropertyList", "KeyedArchive", "ResumeData"]
+      dependencies: ["CCryptoShim", "PropertyList", "KeyedArchive", "ResumeData", "OutputFiles"]
     ),
     // The batch engine: NDJSON records in, result lines out, on threads of its own; the CLI's
     // `batch` is a front over it.
     .target(
       name: "ResumeDataBatch",
-      dependencies: ["PropertyList", "ResumeData"]
+      dependencies: ["PropertyList", "ResumeData", "OutputFiles"]
     ),
     .target(
       name: "ResumeDataCLI",
-      dependencies: ["PropertyList", "KeyedArchive", "ResumeData", "ResumeDataBatch", "Downloader"]
+      dependencies: [
+        "PropertyList", "KeyedArchive", "ResumeData", "ResumeDataBatch", "Downloader",
+        "OutputFiles",
+      ]
     ),
     .executableTarget(
       name: "resumedata",
@@ -116,7 +124,7 @@ let package = Package(
       name: "ResumeDataCLITests",
       dependencies: [
         "TestSupport", "TestHTTPServer", "ResumeDataCLI", "PropertyList", "KeyedArchive",
-        "ResumeData", "Downloader",
+        "ResumeData", "Downloader", "OutputFiles",
       ],
       exclude: ["Snapshots"]
     ),

@@ -1,5 +1,6 @@
 import Foundation
 import KeyedArchive
+import OutputFiles
 import PropertyList
 import ResumeData
 import Synchronization
@@ -761,21 +762,39 @@ public actor Download {
     }
   }
 
-  /// Moves the finished file into place, replacing what is there, across file systems if need be.
+  /// Moves the finished file where `destination` leads (`OutputTarget`): renamed over a regular
+  /// file, through any symbolic links to it (across file systems if need be), or copied into a
+  /// FIFO or a device (`-o /dev/null`), which a rename would replace.
   private static func move(_ source: URL, to destination: URL) throws {
     let manager = FileManager.default
+    let target: URL
+    switch OutputTarget.resolve(destination.path) {
+    case .failure(let error):
+      throw DownloadError(.io, "cannot move the file to \(destination.path): \(error.message)")
+    case .success(.stream(let device)):
+      let failure = OutputTarget.copyToStream(from: source.path, device)
+      guard failure == 0 else {
+        throw DownloadError(
+          .io,
+          "cannot write the file to \(destination.path): \(String(cString: strerror(failure)))")
+      }
+      try manager.removeItem(at: source)
+      return
+    case .success(.file(let file)):
+      target = URL(fileURLWithPath: file)
+    }
     try manager.createDirectory(
-      at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
-    if rename(source.path, destination.path) == 0 { return }
+      at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+    if rename(source.path, target.path) == 0 { return }
     guard errno == EXDEV else {
       throw DownloadError(
         .io, "cannot move the file to \(destination.path): \(String(cString: strerror(errno)))")
     }
-    // Another file system: copy beside the destination, then rename over it.
-    let staging = destination.deletingLastPathComponent().appendingPathComponent(
-      ".\(destination.lastPathComponent).\(randomSuffix()).part")
+    // Another file system: copy beside the target, then rename over it.
+    let staging = target.deletingLastPathComponent().appendingPathComponent(
+      ".\(target.lastPathComponent).\(randomSuffix()).part")
     try manager.copyItem(at: source, to: staging)
-    guard rename(staging.path, destination.path) == 0 else {
+    guard rename(staging.path, target.path) == 0 else {
       try? manager.removeItem(at: staging)
       throw DownloadError(.io, "cannot move the file to \(destination.path)")
     }

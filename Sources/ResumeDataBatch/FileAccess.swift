@@ -1,4 +1,5 @@
 import Foundation
+import OutputFiles
 
 /// Reading and replacing files the way `batch` does for its "path" records, and every command of
 /// the command-line tool for its own files: bounded reads, atomic writes, backups that never
@@ -62,14 +63,30 @@ package enum FileAccess {
     }
   }
 
-  /// Writes a file atomically (a temporary file in the same directory, then a rename), so a
-  /// failure never leaves a half-written file in place.
+  /// Writes `data` where `path` leads (`OutputTarget`): a regular file (or a new one) is replaced
+  /// atomically, through any symbolic links to it, so a failure never leaves a half-written file
+  /// in place; a FIFO or a character device (`/dev/stdout`, `/dev/null`) is written into.
   package static func write(_ data: Data, to path: String) throws(FileAccessError) {
-    let url = URL(fileURLWithPath: path)
+    let target: String
+    switch OutputTarget.resolve(path) {
+    case .failure(let error):
+      throw FileAccessError(.failure, "cannot write: \(error.message)", file: path)
+    case .success(.stream(let device)):
+      let failure = data.withUnsafeBytes { OutputTarget.writeStream(device, $0) }
+      guard failure == 0 else {
+        throw FileAccessError(
+          .failure, "cannot write: \(String(cString: strerror(failure)))", file: path)
+      }
+      return
+    case .success(.file(let file)):
+      target = file
+    }
+    let url = URL(fileURLWithPath: target)
     let directory = url.deletingLastPathComponent().path
     // A temporary name beside the file, so that the rename stays on one file system; created
     // exclusively, with the permissions a new file gets (the umask applies), or the replaced
-    // file's own (Foundation's atomic write would reset them).
+    // file's own, and its owner where this process may give it (Foundation's atomic write would
+    // reset both).
     let temporary =
       directory + "/." + url.lastPathComponent + "."
       + String(UInt64.random(in: 0...UInt64.max), radix: 36) + ".tmp"
@@ -80,28 +97,20 @@ package enum FileAccess {
     }
     var failure: Int32 = 0
     var existing = stat()
-    if stat(path, &existing) == 0, fchmod(descriptor, existing.st_mode & 0o7777) != 0 {
-      failure = errno
+    if stat(target, &existing) == 0 {
+      // Only root may give a file away; anyone else keeps the file as theirs. Before the mode,
+      // since a change of owner clears the set-user-ID bits.
+      _ = fchown(descriptor, existing.st_uid, existing.st_gid)
+      if fchmod(descriptor, existing.st_mode & 0o7777) != 0 { failure = errno }
     }
     if failure == 0 {
-      failure = data.withUnsafeBytes { bytes in
-        var offset = 0
-        while offset < bytes.count {
-          let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-          if written < 0 {
-            if errno == EINTR { continue }
-            return errno
-          }
-          offset += written
-        }
-        return 0
-      }
+      failure = data.withUnsafeBytes { OutputTarget.writeAll(descriptor, $0) }
     }
     // Flushed before the rename, so that a crash of the machine cannot leave the new name on
     // an empty file.
     if failure == 0, fsync(descriptor) != 0 { failure = errno }
     close(descriptor)
-    if failure == 0, rename(temporary, path) != 0 { failure = errno }
+    if failure == 0, rename(temporary, target) != 0 { failure = errno }
     if failure != 0 {
       unlink(temporary)
       throw FileAccessError(
@@ -110,27 +119,39 @@ package enum FileAccess {
   }
 
   /// Replaces a file's contents atomically (a temporary file in the same directory, then a
-  /// rename): at any instant the path holds either the old bytes or the new. With `backup`, the
-  /// old file is first linked (or, where links are not allowed, copied) to `PATH.bak`; an existing
-  /// `PATH.bak` is an error rather than lose the original it may hold, unless it holds the same
-  /// bytes as the file (left by a run that stopped before the replace).
+  /// rename): at any instant the file holds either the old bytes or the new. A symbolic link is
+  /// followed to the file it names, and stays a link; anything but a regular file is refused.
+  /// With `backup`, the old file is first linked (or, where links are not allowed, copied) to
+  /// `PATH.bak`, beside the name given; an existing `PATH.bak` is an error rather than lose the
+  /// original it may hold, unless it holds the same bytes as the file (left by a run that stopped
+  /// before the replace).
   package static func replace(_ path: String, with data: Data, backup: Bool)
     throws(FileAccessError)
   {
+    let target: String
+    switch OutputTarget.resolve(path) {
+    case .success(.file(let file)): target = file
+    case .success(.stream):
+      throw FileAccessError(.failure, "not a regular file; not replaced", file: path)
+    case .failure(let error):
+      throw FileAccessError(.failure, "cannot write: \(error.message)", file: path)
+    }
     if backup {
       let backupPath = path + ".bak"
-      if link(path, backupPath) != 0 {
+      // The file itself, not a link to it: `link` on a link's name would link the link, and
+      // the backup would then show the new bytes.
+      if link(target, backupPath) != 0 {
         let linkError = errno
         if linkError == EEXIST {
           // The same bytes in both: a run stopped between its backup and its replace, and this
           // one carries on. Anything else may be an older original, which is not overwritten.
-          guard FileManager.default.contentsEqual(atPath: path, andPath: backupPath) else {
+          guard FileManager.default.contentsEqual(atPath: target, andPath: backupPath) else {
             throw FileAccessError(
               .failure, "\(backupPath) already exists; not replacing it", file: path)
           }
         } else {
           // Copied atomically too, so that a stopped run never leaves half a backup.
-          let original = try read(path, limit: maximumInputSize)
+          let original = try read(target, limit: maximumInputSize)
           do throws(FileAccessError) {
             try write(original, to: backupPath)
           } catch {
@@ -139,7 +160,7 @@ package enum FileAccess {
         }
       }
     }
-    try write(data, to: path)
+    try write(data, to: target)
   }
 
   private static func reason(_ error: Error) -> String {

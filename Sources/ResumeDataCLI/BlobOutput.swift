@@ -10,15 +10,19 @@ struct BlobOutput {
   let path: String
   /// Whether the report is JSON.
   let json: Bool
+  /// Whether the blob goes to standard output: `-`, or a name for the file it is
+  /// (`/dev/stdout`), so that the report goes to standard error instead of over the blob.
+  let toStandardOutput: Bool
 
   /// The output of `command`, whose `-o` is required: checked before any input is read, so that a
   /// wrong command line fails as a usage error.
-  init(_ parsed: Arguments, command: String) throws(CommandError) {
+  init(_ parsed: Arguments, command: String, streams: Streams) throws(CommandError) {
     guard let path = parsed.output else {
       throw .usage("\(command) needs -o OUT (or -o - for standard output)")
     }
     self.path = path
     json = parsed.has("--json")
+    toStandardOutput = path == "-" || streams.isStandardOutput(path)
   }
 
   /// Writes `blob` and reports `findings`. A nil blob (a repair refused it) writes nothing: the
@@ -39,7 +43,7 @@ struct BlobOutput {
       throw .operation(error, file: input)
     }
     let textual: Set<ResumeDataContainer> = [.xmlPlist, .keyedArchiveXML]
-    if path == "-", streams.standardOutputIsTerminal, !textual.contains(blob.container) {
+    if toStandardOutput, streams.standardOutputIsTerminal, !textual.contains(blob.container) {
       throw .usage(
         "refusing to write a binary \(blob.container.rawValue) blob to a terminal; use -o FILE or redirect the output"
       )
@@ -64,9 +68,9 @@ struct BlobOutput {
       text = "no changes needed\n"
     } else {
       // The report goes where the blob does not: colour follows that stream.
-      let style = path == "-" ? streams.errorStyle : streams.outputStyle
+      let style = toStandardOutput ? streams.errorStyle : streams.outputStyle
       text = findings.map { style.finding($0) + "\n" }.joined()
     }
-    if path == "-" { streams.printError(text) } else { streams.print(text) }
+    if toStandardOutput { streams.printError(text) } else { streams.print(text) }
   }
 }

@@ -67,7 +67,7 @@ enum ConvertCommand {
     else { return }
     guard let name = parsed.value("--to") else { throw .usage("convert needs --to GEN") }
     let (generation, format, infoVersion) = try parsed.conversion(to: name)
-    let output = try BlobOutput(parsed, command: "convert")
+    let output = try BlobOutput(parsed, command: "convert", streams: streams)
     let (path, resume) = try parsed.readResumeData(for: "convert", streams: streams)
     let converted: (blob: ResumeData, findings: [Finding])
     do {

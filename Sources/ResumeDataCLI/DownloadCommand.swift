@@ -1,7 +1,9 @@
 import Dispatch
 import Downloader
 import Foundation
+import OutputFiles
 import ResumeData
+import ResumeDataBatch
 
 /// `resumedata download URL -o FILE …` and `resumedata resume BLOB -o FILE …`: a resumable
 /// download that speaks Apple's resume data.
@@ -27,14 +29,16 @@ enum DownloadCommand {
       URL               An http or https URL.
 
     OPTIONS:
-      -o, --output FILE The finished file (required); replaced atomically when complete.
+      -o, --output FILE The finished file (required); replaced atomically when complete
+                        (a FIFO or a device, such as /dev/null, is written into).
       --sha256 HEX      The SHA-256 the file must have; a mismatch fails (exit status 1).
       --digest ALG      The digest computed as the file arrives and printed at the end:
                         sha256 (default), sha1, md5 or none.
       --header 'Name: value'
                         A request header (repeatable).
       --state-dir DIR   Where the partial file and FILE.resumedata are kept while
-                        downloading (default: FILE's directory).
+                        downloading (default: FILE's directory, or for a FIFO or a device
+                        the system's temporary directory).
       --temp-dir DIR    Where the partial file alone is kept (default: the state
                         directory).
       --resume-data OUT Where the resume data goes on pause or failure (default: the state
@@ -181,9 +185,17 @@ enum DownloadCommand {
       throw .usage("-o FILE is required (the download is written to a file)")
     }
     let destination = URL(fileURLWithPath: output).standardizedFileURL
+    // A FIFO or a device (`-o /dev/null`) is written into at the end; its directory is no place
+    // for a partial file.
+    let ownDirectory =
+      if case .success(.stream) = OutputTarget.resolve(destination.path) {
+        FileManager.default.temporaryDirectory
+      } else {
+        destination.deletingLastPathComponent()
+      }
     let stateDirectory =
       parsed.value("--state-dir").map { URL(fileURLWithPath: $0, isDirectory: true) }
-      ?? destination.deletingLastPathComponent()
+      ?? ownDirectory
     let temporaryDirectory =
       parsed.value("--temp-dir").map { URL(fileURLWithPath: $0, isDirectory: true) }
       ?? defaultDirectory ?? stateDirectory
@@ -348,10 +360,9 @@ enum DownloadCommand {
       return configuration.stateFile?.path ?? ""
     }
     do {
-      try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+      try FileAccess.write(data, to: path)
     } catch {
-      throw CommandError(
-        .failure, "cannot write the resume data: \(error.localizedDescription)", file: path)
+      throw CommandError(error)
     }
     return path
   }

@@ -77,7 +77,7 @@ enum EditCommand {
     guard !edits.isEmpty else {
       throw .usage("edit needs at least one of --url, --header or --remove-header")
     }
-    let output = try BlobOutput(parsed, command: "edit")
+    let output = try BlobOutput(parsed, command: "edit", streams: streams)
     let (path, decoded) = try parsed.readResumeData(for: "edit", streams: streams)
     var resume = decoded
     var findings = [Finding]()

@@ -21,18 +21,22 @@ enum Files {
     return try read(path, limit: maximumInputSize)
   }
 
-  /// Reads a named file of at most `limit` bytes (`FileAccess.read`).
-  static func read(_ path: String, limit: Int) throws(CommandError) -> Data {
+  /// Reads a named file of at most `limit` bytes (`FileAccess.read`); with `regularFileOnly`, a
+  /// FIFO or a device is refused unread.
+  static func read(_ path: String, limit: Int, regularFileOnly: Bool = false) throws(CommandError)
+    -> Data
+  {
     do {
-      return try FileAccess.read(path, limit: limit)
+      return try FileAccess.read(path, limit: limit, regularFileOnly: regularFileOnly)
     } catch {
       throw CommandError(error)
     }
   }
 
-  /// Writes an output file atomically (`FileAccess.write`); `-` writes to standard output.
+  /// Writes an output file atomically (`FileAccess.write`); `-`, or a name for the file standard
+  /// output is (`/dev/stdout`), writes to standard output.
   static func write(_ data: Data, to path: String, streams: Streams) throws(CommandError) {
-    if path == "-" {
+    if path == "-" || streams.isStandardOutput(path) {
       streams.writeStandardOutput(data)
       return
     }

@@ -58,7 +58,9 @@ enum PlistCommand {
       throw .usage("--to must be xml, binary or json, not '\(target)'")
     }
     let output = parsed.output ?? "-"
-    if output == "-", target == "binary", streams.standardOutputIsTerminal {
+    if output == "-" || streams.isStandardOutput(output), target == "binary",
+      streams.standardOutputIsTerminal
+    {
       throw .usage(
         "refusing to write a binary plist to a terminal; use -o FILE or redirect the output")
     }

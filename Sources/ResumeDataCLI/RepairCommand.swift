@@ -100,7 +100,7 @@ enum RepairCommand {
     }
     if parsed.has("--in-place") { return try InPlaceRepair(parsed, target: target).run(streams) }
     if parsed.has("--backup") { throw .usage("--backup goes with --in-place") }
-    let output = try BlobOutput(parsed, command: "repair")
+    let output = try BlobOutput(parsed, command: "repair", streams: streams)
     let (path, resume) = try parsed.readResumeData(for: "repair", streams: streams)
     let result: RepairResult
     do {
@@ -226,7 +226,8 @@ private struct InPlaceRepair {
     let input: Data
     let resume: ResumeData
     do throws(CommandError) {
-      input = try Files.read(path, limit: Files.maximumInputSize)
+      // Only a regular file can be replaced; a FIFO would be read, then left unrepaired.
+      input = try Files.read(path, limit: Files.maximumInputSize, regularFileOnly: true)
       resume = try ResumeInput.decode(input, file: path)
     } catch {
       let location = error.location == .none ? "" : "\(error.location): "

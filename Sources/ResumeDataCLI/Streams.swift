@@ -1,4 +1,5 @@
 import Foundation
+import OutputFiles
 import ResumeDataBatch
 import Synchronization
 
@@ -19,6 +20,10 @@ public struct Streams: Sendable {
   public var standardErrorIsTerminal: Bool
   /// Looks up an environment variable (`NO_COLOR`); tests inject their own.
   public var environment: @Sendable (String) -> String?
+  /// Whether a path names the file standard output already is (`-o /dev/stdout`, or `-o out`
+  /// with standard output redirected to `out`): output for it goes to standard output, as for `-`,
+  /// rather than through a second descriptor that would write over it from its start.
+  public var isStandardOutput: @Sendable (String) -> Bool
 
   /// Creates streams from closures.
   ///
@@ -31,6 +36,7 @@ public struct Streams: Sendable {
   ///   - standardOutputIsTerminal: whether standard output is a terminal.
   ///   - standardErrorIsTerminal: whether standard error is a terminal.
   ///   - environment: looks up an environment variable; by default none is set.
+  ///   - isStandardOutput: whether a path names the file standard output is; by default none does.
   public init(
     readStandardInput: @escaping @Sendable () throws -> Data,
     readStandardInputPart: (@Sendable (UnsafeMutableRawBufferPointer) throws -> Int)? = nil,
@@ -38,7 +44,8 @@ public struct Streams: Sendable {
     writeStandardError: @escaping @Sendable (Data) -> Void,
     standardOutputIsTerminal: Bool,
     standardErrorIsTerminal: Bool = false,
-    environment: @escaping @Sendable (String) -> String? = { _ in nil }
+    environment: @escaping @Sendable (String) -> String? = { _ in nil },
+    isStandardOutput: @escaping @Sendable (String) -> Bool = { _ in false }
   ) {
     self.readStandardInput = readStandardInput
     self.readStandardInputPart =
@@ -48,6 +55,7 @@ public struct Streams: Sendable {
     self.standardOutputIsTerminal = standardOutputIsTerminal
     self.standardErrorIsTerminal = standardErrorIsTerminal
     self.environment = environment
+    self.isStandardOutput = isStandardOutput
   }
 
   /// The process's own standard streams and environment.
@@ -58,11 +66,20 @@ public struct Streams: Sendable {
         standardInputPipeEnlarged
         return try FileAccess.read(STDIN_FILENO, into: buffer)
       },
-      writeStandardOutput: { FileHandle.standardOutput.write($0) },
-      writeStandardError: { FileHandle.standardError.write($0) },
+      writeStandardOutput: writeProcessOutput,
+      writeStandardError: { data in
+        // Nowhere is left to say that standard error failed.
+        _ = data.withUnsafeBytes { OutputTarget.writeAll(STDERR_FILENO, $0) }
+      },
       standardOutputIsTerminal: isatty(STDOUT_FILENO) == 1,
       standardErrorIsTerminal: isatty(STDERR_FILENO) == 1,
-      environment: { ProcessInfo.processInfo.environment[$0] })
+      environment: { ProcessInfo.processInfo.environment[$0] },
+      isStandardOutput: { path in
+        var output = stat()
+        var named = stat()
+        return fstat(STDOUT_FILENO, &output) == 0 && stat(path, &named) == 0
+          && output.st_dev == named.st_dev && output.st_ino == named.st_ino
+      })
   }
 
   /// How text for standard output is styled: in colour only on a terminal, without `NO_COLOR`.
@@ -81,6 +98,21 @@ public struct Streams: Sendable {
   func printError(_ text: String) {
     writeStandardError(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
   }
+}
+
+/// Writes to the process's standard output. When that fails (a full disk, a closed descriptor, a
+/// reader gone with SIGPIPE ignored), what follows would be lost as well, and a consumer must not
+/// take the output for whole: the process says so on standard error and ends with status 1 at
+/// once, from whichever thread wrote, as coreutils' tools do. (Foundation's `FileHandle.write`
+/// stops the process with a crash report instead.)
+@Sendable private func writeProcessOutput(_ data: Data) {
+  let failure = data.withUnsafeBytes { OutputTarget.writeAll(STDOUT_FILENO, $0) }
+  guard failure != 0 else { return }
+  let message = "Error: -: cannot write standard output: \(String(cString: strerror(failure)))\n"
+  _ = message.utf8CString.withUnsafeBytes { bytes in
+    OutputTarget.writeAll(STDERR_FILENO, UnsafeRawBufferPointer(rebasing: bytes.dropLast()))
+  }
+  _exit(ExitCode.failure.rawValue)
 }
 
 /// Standard input, when it is a pipe, holding 1 MiB instead of the kernel's default 64 KiB, once,
