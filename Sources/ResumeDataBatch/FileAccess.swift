@@ -12,13 +12,30 @@ package enum FileAccess {
   /// Reads from a file descriptor into a buffer, retrying when a signal interrupts the read.
   ///
   /// - Returns: the number of bytes read, 0 at the end of the input.
-  package static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws
-    -> Int
+  /// - Throws: `InputReadError` with the system's reason ("Is a directory").
+  package static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer)
+    throws(InputReadError) -> Int
   {
     while true {
       let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
       if count >= 0 { return count }
-      guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+      guard errno == EINTR else { throw InputReadError(errno: errno) }
+    }
+  }
+
+  /// Reads a descriptor to its end (standard input), at most `limit` bytes: more is an error
+  /// rather than memory exhausted by a mistaken `cat /dev/zero |`.
+  package static func readAll(_ descriptor: Int32, limit: Int) throws(InputReadError) -> Data {
+    var data = Data()
+    let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+    defer { chunk.deallocate() }
+    while true {
+      let count = try read(descriptor, into: chunk)
+      if count == 0 { return data }
+      guard count <= limit - data.count else {
+        throw InputReadError("larger than the \(limit)-byte input limit")
+      }
+      data.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[..<count]))
     }
   }
 
@@ -201,4 +218,19 @@ package struct FileAccessError: Error, Sendable, Equatable {
     self.message = message
     self.file = file
   }
+}
+
+/// Why a stream could not be read to its end: the system's reason, or the input limit passed.
+package struct InputReadError: Error, LocalizedError, Sendable, Equatable {
+  /// What went wrong: "Is a directory", "larger than the 1073741824-byte input limit".
+  package var message: String
+
+  /// An error with its message.
+  package init(_ message: String) { self.message = message }
+
+  /// The error of a failed read.
+  package init(errno code: Int32) { message = String(cString: strerror(code)) }
+
+  /// The message, which `localizedDescription` gives.
+  package var errorDescription: String? { message }
 }

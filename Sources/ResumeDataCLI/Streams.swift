@@ -61,7 +61,11 @@ public struct Streams: Sendable {
   /// The process's own standard streams and environment.
   public static var process: Streams {
     Streams(
-      readStandardInput: { FileHandle.standardInput.readDataToEndOfFile() },
+      // Not `FileHandle.readDataToEndOfFile`, which stops the process when the read fails (a
+      // closed descriptor, a directory) and has no limit.
+      readStandardInput: {
+        try FileAccess.readAll(STDIN_FILENO, limit: FileAccess.maximumInputSize)
+      },
       readStandardInputPart: { buffer in
         standardInputPipeEnlarged
         return try FileAccess.read(STDIN_FILENO, into: buffer)

@@ -303,3 +303,29 @@ struct OutputPathTests {
     #expect(kind(fifo) == S_IFIFO)
   }
 }
+
+/// Standard input that cannot be read is an error that says why, not a crash.
+@Suite("Standard input that cannot be read")
+struct UnreadableInputTests {
+  @Test(
+    "A directory for standard input: exit 66 and the reason",
+    arguments: [
+      (["inspect", "-"], "Error: -: cannot read standard input: Is a directory\n"),
+      (["batch"], "Error: -: cannot read: Is a directory\n"),
+    ])
+  func directory(arguments: [String], message: String) throws {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/"))
+    process.standardOutput = Pipe()
+    let stderr = Pipe()
+    process.standardError = stderr
+    process.environment = ["SWIFT_BACKTRACE": "enable=no"]
+    try process.run()
+    let error = stderr.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 66)
+    #expect(String(decoding: error, as: UTF8.self) == message)
+  }
+}
