@@ -1,4 +1,5 @@
 import Foundation
+import OutputFiles
 
 /// Many downloads: a concurrency limit with a waiting queue, groups with aggregate progress and a
 /// completion when all their members end, duplicate requests not started twice, and the task list
@@ -98,26 +99,121 @@ public actor DownloadManager {
     do {
       try FileManager.default.createDirectory(
         at: base.temporaryDirectory, withIntermediateDirectories: true)
-      let list = stateDirectory.appendingPathComponent("tasks.json")
-      if let data = try? Data(contentsOf: list) {
-        let saved = try JSONDecoder().decode([TaskRecord].self, from: data)
-        for var record in saved {
-          if record.state == .running { record.state = .queued }
-          records[record.id] = record
-          order.append(record.id)
-        }
-      }
     } catch {
-      throw DownloadError(.io, "cannot use the state directory \(stateDirectory.path): \(error)")
+      throw DownloadError(
+        .io, "cannot use the state directory \(stateDirectory.path): \(Self.reason(error))")
     }
+    let list = stateDirectory.appendingPathComponent("tasks.json")
+    if let data = try Self.readList(list) {
+      for var record in try Self.decodeList(data, from: list) {
+        if record.state == .running { record.state = .queued }
+        records[record.id] = record
+        order.append(record.id)
+      }
+    }
+  }
+
+  /// The task list's bytes, or nil when there is none yet. Any other failure to read it is an
+  /// error: taken for an empty list, it would be replaced by the next task added.
+  private static func readList(_ file: URL) throws(DownloadError) -> Data? {
+    func failure(_ code: Int32) -> DownloadError {
+      DownloadError(
+        .io, "cannot read the task list \(file.path): \(String(cString: strerror(code)))")
+    }
+    // Not waiting on a FIFO's writer: a list is a regular file, checked once open.
+    let descriptor = open(file.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      if errno == ENOENT { return nil }
+      throw failure(errno)
+    }
+    defer { close(descriptor) }
+    var status = stat()
+    guard fstat(descriptor, &status) == 0 else { throw failure(errno) }
+    guard status.st_mode & S_IFMT == S_IFREG else {
+      throw DownloadError(.io, "cannot read the task list \(file.path): not a regular file")
+    }
+    var data = Data()
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+      let count = read(descriptor, &chunk, chunk.count)
+      if count == 0 { return data }
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw failure(errno)
+      }
+      data.append(contentsOf: chunk[..<count])
+    }
+  }
+
+  /// The tasks of a task list, or where and why it is not one.
+  private static func decodeList(_ data: Data, from file: URL) throws(DownloadError)
+    -> [TaskRecord]
+  {
+    do {
+      return try JSONDecoder().decode([TaskRecord].self, from: data)
+    } catch let error as DecodingError {
+      throw DownloadError(
+        .io, "\(file.path) is not a task list: \(describe(error, in: data))")
+    } catch {
+      throw DownloadError(.io, "\(file.path) is not a task list: \(reason(error))")
+    }
+  }
+
+  /// Where in the list a decoding error is, and what it is: "[2].state: Cannot initialize
+  /// TaskState from invalid String value rnning", or for JSON that does not parse, the parser's
+  /// own account of where ("Invalid value around character 8."), which the decoder drops.
+  private static func describe(_ error: DecodingError, in data: Data) -> String {
+    let context: DecodingError.Context
+    switch error {
+    case .typeMismatch(_, let found), .valueNotFound(_, let found), .dataCorrupted(let found):
+      context = found
+    case .keyNotFound(let key, let found):
+      return path(found.codingPath) + "no \"\(key.stringValue)\""
+    @unknown default:
+      return "\(error)"
+    }
+    if context.codingPath.isEmpty {
+      do {
+        _ = try JSONSerialization.jsonObject(with: data)
+      } catch {
+        return (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
+          ?? context.debugDescription
+      }
+    }
+    return path(context.codingPath) + context.debugDescription
+  }
+
+  /// A coding path as a key path with a colon after it ("[2].state: "), or nothing at the top.
+  private static func path(_ codingPath: [any CodingKey]) -> String {
+    guard !codingPath.isEmpty else { return "" }
+    let steps = codingPath.map { key in key.intValue.map { "[\($0)]" } ?? "." + key.stringValue }
+    let text = steps.joined()
+    return (text.hasPrefix(".") ? String(text.dropFirst()) : text) + ": "
+  }
+
+  /// The system's reason for a failed file operation ("Is a directory"), when Foundation has one.
+  private static func reason(_ error: any Error) -> String {
+    let error = error as NSError
+    let posix =
+      error.domain == NSPOSIXErrorDomain
+      ? error
+      : (error.userInfo[NSUnderlyingErrorKey] as? NSError).flatMap {
+        $0.domain == NSPOSIXErrorDomain ? $0 : nil
+      }
+    if let posix { return String(cString: strerror(Int32(posix.code))) }
+    return error.localizedDescription
   }
 
   /// Adds a download, or returns the task that already fetches (or fetched) the same URL to the
   /// same place: a duplicate is never started twice.
   ///
   /// - Returns: the task's identifier.
+  /// - Throws: `DownloadError` with `.io` when the task list cannot be written; the task is then
+  ///   not added.
   @discardableResult
-  public func add(_ url: URL, destination: URL, group: String? = nil) -> TaskID {
+  public func add(_ url: URL, destination: URL, group: String? = nil) throws(DownloadError)
+    -> TaskID
+  {
     let destinationPath = destination.standardizedFileURL.path
     if let existing = order.first(where: {
       records[$0]?.url == url.absoluteString && records[$0]?.destination == destinationPath
@@ -129,8 +225,14 @@ public actor DownloadManager {
       id: id, url: url.absoluteString, destination: destinationPath, group: group, state: .queued,
       bytes: 0)
     order.append(id)
+    do {
+      try save()
+    } catch {
+      records[id] = nil
+      order.removeLast()
+      throw error
+    }
     eventSink.yield(.task(id, .queued))
-    save()
     fill()
     return id
   }
@@ -155,25 +257,45 @@ public actor DownloadManager {
   }
 
   /// Pauses a task (running or queued); its resume data is kept.
-  public func pause(_ id: TaskID) async {
+  ///
+  /// - Throws: `DownloadError` with `.io` when a queued task's new state cannot be written to the
+  ///   task list; it then stays queued.
+  public func pause(_ id: TaskID) async throws(DownloadError) {
     if let download = running[id] {
       await download.pause()
     } else if records[id]?.state == .queued {
-      records[id]?.state = .paused
-      save()
+      try change(id, to: .paused)
     }
   }
 
   /// Queues a paused or failed task again.
-  public func resume(_ id: TaskID) {
+  ///
+  /// - Throws: `DownloadError` with `.io` when the task list cannot be written; the task then
+  ///   stays as it was.
+  public func resume(_ id: TaskID) throws(DownloadError) {
     guard let state = records[id]?.state, state == .paused || state == .failed else { return }
-    records[id]?.state = .queued
-    save()
+    try change(id, to: .queued)
     fill()
   }
 
+  /// Sets a task's state, and writes the list; undone when the list cannot be written.
+  private func change(_ id: TaskID, to state: TaskState) throws(DownloadError) {
+    guard let before = records[id]?.state else { return }
+    records[id]?.state = state
+    do {
+      try save()
+    } catch {
+      records[id]?.state = before
+      throw error
+    }
+  }
+
   /// Stops a task and forgets it: its partial file and resume data are deleted.
-  public func cancel(_ id: TaskID) async {
+  ///
+  /// - Throws: `DownloadError` with `.io` when the task list cannot be written: the task is gone
+  ///   from this manager and its files deleted, but a manager made on the directory again finds
+  ///   it and starts it over.
+  public func cancel(_ id: TaskID) async throws(DownloadError) {
     let partial = records[id]?.partialFile
     if let download = running[id] {
       // Forget it first, so that its ending does not bring it back; then wait for it to end, so
@@ -186,8 +308,8 @@ public actor DownloadManager {
     records[id] = nil
     order.removeAll { $0 == id }
     try? FileManager.default.removeItem(at: stateFile(id))
-    save()
-    fill()
+    defer { fill() }
+    try save()
   }
 
   /// The sum of the bytes and of the known lengths of a group's members.
@@ -239,7 +361,9 @@ public actor DownloadManager {
     running[id] = download
     records[id]?.state = .running
     records[id]?.partialFile = download.partialFile.path
-    save()
+    // The list is written whole each time: a write that fails here is made good by the next
+    // one, and the task's own resume data is kept apart.
+    try? save()
     Task {
       for await event in download.events { self.forward(id, event) }
     }
@@ -281,7 +405,8 @@ public actor DownloadManager {
       records[id]?.state = .failed
       records[id]?.detail = error.description
     }
-    save()
+    // As in `start`: the next write carries this state too.
+    try? save()
     if let group = records[id]?.group, groupEnded(group) {
       let members = order.compactMap { records[$0] }.filter { $0.group == group }
       eventSink.yield(
@@ -299,10 +424,21 @@ public actor DownloadManager {
     }
   }
 
-  /// Writes the task list atomically.
-  private func save() {
-    let list = order.compactMap { records[$0] }
-    guard let data = try? JSONEncoder().encode(list) else { return }
-    try? data.write(to: stateDirectory.appendingPathComponent("tasks.json"), options: .atomic)
+  /// Writes the task list atomically (`OutputTarget.write`).
+  private func save() throws(DownloadError) {
+    let file = stateDirectory.appendingPathComponent("tasks.json")
+    let data: Data
+    do {
+      data = try JSONEncoder().encode(order.compactMap { records[$0] })
+    } catch {
+      // Strings and numbers only: encoding cannot fail.
+      preconditionFailure("the task list does not encode: \(error)")
+    }
+    let written = data.withUnsafeBytes { bytes in
+      Result { () throws(OutputTargetError) in try OutputTarget.write(bytes, to: file.path) }
+    }
+    if case .failure(let error) = written {
+      throw DownloadError(.io, "cannot write the task list \(file.path): \(error.message)")
+    }
   }
 }

@@ -78,6 +78,53 @@ package enum OutputTarget: Equatable, Sendable {
     return String(cString: resolved).hasPrefix("/proc/")
   }
 
+  /// Writes `bytes` where `path` leads: a regular file (or a new one) is replaced atomically, so
+  /// that at any instant it holds the old bytes or the new; a `.stream` is written into.
+  ///
+  /// The new file is written beside the old, under a temporary name (so that the rename stays on
+  /// one file system), created exclusively with the permissions a new file gets (the umask
+  /// applies) or the replaced file's own, and its owner where this process may give it
+  /// (Foundation's atomic write resets both), and flushed before the rename, so that a crash of
+  /// the machine cannot leave the name on an empty file.
+  package static func write(_ bytes: UnsafeRawBufferPointer, to path: String)
+    throws(OutputTargetError)
+  {
+    let target: String
+    switch resolve(path) {
+    case .failure(let error):
+      throw error
+    case .success(.stream(let device)):
+      let failure = writeStream(device, bytes)
+      guard failure == 0 else { throw OutputTargetError(errno: failure) }
+      return
+    case .success(.file(let file)):
+      target = file
+    }
+    let slash = target.lastIndex(of: "/")
+    let name = slash.map { String(target[target.index(after: $0)...]) } ?? target
+    let temporary =
+      directory(of: target) + "." + name + "."
+      + String(UInt64.random(in: 0...UInt64.max), radix: 36) + ".tmp"
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+    guard descriptor >= 0 else { throw OutputTargetError(errno: errno) }
+    var failure: Int32 = 0
+    var existing = stat()
+    if stat(target, &existing) == 0 {
+      // Only root may give a file away; anyone else keeps the file as theirs. Before the mode,
+      // since a change of owner clears the set-user-ID bits.
+      _ = fchown(descriptor, existing.st_uid, existing.st_gid)
+      if fchmod(descriptor, existing.st_mode & 0o7777) != 0 { failure = errno }
+    }
+    if failure == 0 { failure = writeAll(descriptor, bytes) }
+    if failure == 0, fsync(descriptor) != 0 { failure = errno }
+    close(descriptor)
+    if failure == 0, rename(temporary, target) != 0 { failure = errno }
+    if failure != 0 {
+      unlink(temporary)
+      throw OutputTargetError(errno: failure)
+    }
+  }
+
   /// The path's directory, with its trailing slash: where a relative link's target starts.
   private static func directory(of path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "" }
@@ -98,7 +145,7 @@ package enum OutputTarget: Equatable, Sendable {
   package static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
     var offset = 0
     while offset < bytes.count {
-      let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+      let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
       if written < 0 {
         if errno == EINTR { continue }
         return errno
@@ -153,6 +200,11 @@ package enum OutputTarget: Equatable, Sendable {
     if close(descriptor) != 0, failure == 0, errno != EINTR { failure = errno }
     return failure
   }
+}
+
+/// The system's `write`, which `OutputTarget.write` hides inside the type.
+private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+  write(descriptor, buffer, count)
 }
 
 /// Why nothing is written where a path leads.

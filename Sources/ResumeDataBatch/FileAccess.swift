@@ -80,58 +80,16 @@ package enum FileAccess {
     }
   }
 
-  /// Writes `data` where `path` leads (`OutputTarget`): a regular file (or a new one) is replaced
-  /// atomically, through any symbolic links to it, so a failure never leaves a half-written file
-  /// in place; a FIFO or a character device (`/dev/stdout`, `/dev/null`) is written into.
+  /// Writes `data` where `path` leads (`OutputTarget.write`): a regular file (or a new one) is
+  /// replaced atomically, through any symbolic links to it, so a failure never leaves a
+  /// half-written file in place; a FIFO or a character device (`/dev/stdout`, `/dev/null`) is
+  /// written into.
   package static func write(_ data: Data, to path: String) throws(FileAccessError) {
-    let target: String
-    switch OutputTarget.resolve(path) {
-    case .failure(let error):
+    let written = data.withUnsafeBytes { bytes in
+      Result { () throws(OutputTargetError) in try OutputTarget.write(bytes, to: path) }
+    }
+    if case .failure(let error) = written {
       throw FileAccessError(.failure, "cannot write: \(error.message)", file: path)
-    case .success(.stream(let device)):
-      let failure = data.withUnsafeBytes { OutputTarget.writeStream(device, $0) }
-      guard failure == 0 else {
-        throw FileAccessError(
-          .failure, "cannot write: \(String(cString: strerror(failure)))", file: path)
-      }
-      return
-    case .success(.file(let file)):
-      target = file
-    }
-    let url = URL(fileURLWithPath: target)
-    let directory = url.deletingLastPathComponent().path
-    // A temporary name beside the file, so that the rename stays on one file system; created
-    // exclusively, with the permissions a new file gets (the umask applies), or the replaced
-    // file's own, and its owner where this process may give it (Foundation's atomic write would
-    // reset both).
-    let temporary =
-      directory + "/." + url.lastPathComponent + "."
-      + String(UInt64.random(in: 0...UInt64.max), radix: 36) + ".tmp"
-    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
-    guard descriptor >= 0 else {
-      throw FileAccessError(
-        .failure, "cannot write: \(String(cString: strerror(errno)))", file: path)
-    }
-    var failure: Int32 = 0
-    var existing = stat()
-    if stat(target, &existing) == 0 {
-      // Only root may give a file away; anyone else keeps the file as theirs. Before the mode,
-      // since a change of owner clears the set-user-ID bits.
-      _ = fchown(descriptor, existing.st_uid, existing.st_gid)
-      if fchmod(descriptor, existing.st_mode & 0o7777) != 0 { failure = errno }
-    }
-    if failure == 0 {
-      failure = data.withUnsafeBytes { OutputTarget.writeAll(descriptor, $0) }
-    }
-    // Flushed before the rename, so that a crash of the machine cannot leave the new name on
-    // an empty file.
-    if failure == 0, fsync(descriptor) != 0 { failure = errno }
-    close(descriptor)
-    if failure == 0, rename(temporary, target) != 0 { failure = errno }
-    if failure != 0 {
-      unlink(temporary)
-      throw FileAccessError(
-        .failure, "cannot write: \(String(cString: strerror(failure)))", file: path)
     }
   }
 

@@ -210,7 +210,10 @@ enum DownloadsCommand {
       guard let output = parsed.output else { throw .usage("add needs -o FILE") }
       let group = parsed.value("--group")
       let destination = URL(fileURLWithPath: output)
-      let id = blocking { await manager.add(url, destination: destination, group: group) }
+      let id = try writing(directory) {
+        () async throws(DownloadError) -> String in
+        try await manager.add(url, destination: destination, group: group)
+      }
       streams.print(wantsJSON ? json(task: id, in: manager) : id)
     case "run":
       try runAll(manager, json: wantsJSON, streams: streams)
@@ -219,11 +222,11 @@ enum DownloadsCommand {
       let id = rest[0]
       let known = blocking { await manager.tasks().contains { $0.id == id } }
       guard known else { throw CommandError(.failure, "no task \(id) in \(directory)") }
-      blocking {
+      try writing(directory) { () async throws(DownloadError) in
         switch action {
-        case "pause": await manager.pause(id)
-        case "resume": await manager.resume(id)
-        default: await manager.cancel(id)
+        case "pause": try await manager.pause(id)
+        case "resume": try await manager.resume(id)
+        default: try await manager.cancel(id)
         }
       }
       if wantsJSON { streams.print(json(task: id, in: manager)) }
@@ -260,7 +263,9 @@ enum DownloadsCommand {
       interrupted.set()
       Task {
         for task in await manager.tasks() where task.state == .running || task.state == .queued {
-          await manager.pause(task.id)
+          // A task left queued because the list could not be written is paused by the next
+          // run's Ctrl-C, or runs then: nothing is lost either way.
+          try? await manager.pause(task.id)
         }
       }
     }
@@ -309,6 +314,24 @@ enum DownloadsCommand {
   }
 
   /// Runs async work from the synchronous command, waiting for its result.
+  /// `blocking`, for the manager's calls that write the task list: their error (the list cannot
+  /// be written) ends the command with exit status 1.
+  private static func writing<T: Sendable>(
+    _ directory: String, _ body: @escaping @Sendable () async throws(DownloadError) -> T
+  ) throws(CommandError) -> T {
+    let result = blocking { () async -> Result<T, DownloadError> in
+      do throws(DownloadError) {
+        return .success(try await body())
+      } catch {
+        return .failure(error)
+      }
+    }
+    switch result {
+    case .success(let value): return value
+    case .failure(let error): throw CommandError(.failure, error.message, file: directory)
+    }
+  }
+
   private static func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
     let box = Box<T>()
     let done = DispatchSemaphore(value: 0)

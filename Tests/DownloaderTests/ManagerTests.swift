@@ -49,13 +49,13 @@ struct ManagerTests {
     var ids = [String]()
     for index in 0..<5 {
       ids.append(
-        await manager.add(
+        try await manager.add(
           server.baseURL.appendingPathComponent("f\(index)"),
           destination: scratch.file("out\(index)"),
           group: "batch"))
     }
     // The same URL to the same place is the same task.
-    let again = await manager.add(
+    let again = try await manager.add(
       server.baseURL.appendingPathComponent("f0"), destination: scratch.file("out0"), group: "batch"
     )
     #expect(again == ids[0])
@@ -86,14 +86,14 @@ struct ManagerTests {
     configuration.stallTimeout = patience
     let first = try DownloadManager(
       stateDirectory: state, maximumConcurrent: 1, configuration: configuration)
-    let id = await first.add(
+    let id = try await first.add(
       server.baseURL.appendingPathComponent("f0"), destination: scratch.file("out0"))
-    let queued = await first.add(
+    let queued = try await first.add(
       server.baseURL.appendingPathComponent("f1"), destination: scratch.file("out1"))
     // Let some bytes arrive, then pause: the state directory holds the rest.
     await waitForProgress(first, id, 40_000)
-    await first.pause(id)
-    await first.pause(queued)
+    try await first.pause(id)
+    try await first.pause(queued)
     while await first.tasks().contains(where: { $0.state == .running }) {
       try await Task.sleep(for: .milliseconds(10))
     }
@@ -103,8 +103,8 @@ struct ManagerTests {
     let second = try DownloadManager(
       stateDirectory: state, maximumConcurrent: 2, configuration: scratch.configuration())
     #expect(await second.tasks().map(\.id) == [id, queued])
-    await second.resume(id)
-    await second.resume(queued)
+    try await second.resume(id)
+    try await second.resume(queued)
     await second.waitUntilIdle()
     #expect(await second.tasks().map(\.state) == [.completed, .completed])
     #expect(try Data(contentsOf: scratch.file("out0")) == bodies[0])
@@ -127,16 +127,89 @@ struct ManagerTests {
     var configuration = scratch.configuration()
     configuration.stallTimeout = patience
     let manager = try DownloadManager(stateDirectory: state, configuration: configuration)
-    let id = await manager.add(
+    let id = try await manager.add(
       server.baseURL.appendingPathComponent("f0"), destination: scratch.file("out0"))
     await waitForProgress(manager, id, 20_000)
     let partial = try #require(await manager.tasks().first?.partialFile)
-    await manager.cancel(id)
+    try await manager.cancel(id)
     #expect(await manager.tasks().isEmpty)
     #expect(!FileManager.default.fileExists(atPath: partial))
     #expect(
       !FileManager.default.fileExists(atPath: state.appendingPathComponent("\(id).resumedata").path)
     )
     #expect(!FileManager.default.fileExists(atPath: scratch.file("out0").path))
+  }
+
+  @Test(
+    "A task list that does not read is an error saying where and what, never an empty list",
+    arguments: [
+      ("[{\"id\":", "is not a task list: Unexpected end of file during JSON parse."),
+      (
+        "[1]",
+        "is not a task list: [0]: Expected to decode Dictionary<String, Any> but found number instead."
+      ),
+      ("[{}]", "is not a task list: [0]: no \"id\""),
+      (
+        "[{\"id\":\"a\",\"url\":\"u\",\"destination\":\"d\",\"state\":\"qeued\",\"bytes\":0}]",
+        "is not a task list: [0].state: Cannot initialize TaskState from invalid String value qeued"
+      ),
+    ])
+  func unreadableList(text: String, message: String) throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let state = scratch.file("state")
+    try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+    let list = state.appendingPathComponent("tasks.json")
+    try Data(text.utf8).write(to: list)
+    #expect(
+      Result { () throws(DownloadError) in try DownloadManager(stateDirectory: state) }
+        .map { _ in "made" } == .failure(DownloadError(.io, "\(list.path) \(message)")))
+  }
+
+  @Test(
+    "A task list that is not a file is refused, not waited on nor taken for empty",
+    arguments: ["directory", "FIFO"])
+  func listNotAFile(kind: String) throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let state = scratch.file("state")
+    try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+    let list = state.appendingPathComponent("tasks.json").path
+    if kind == "directory" {
+      try #require(mkdir(list, 0o700) == 0)
+    } else {
+      try #require(mkfifo(list, 0o600) == 0)
+      // A writer that ends the FIFO at once: were it read, the list would be empty and the
+      // error another, instead of the test waiting for ever.
+      Thread.detachNewThread {
+        let descriptor = open(list, O_WRONLY | O_CLOEXEC)
+        if descriptor >= 0 { close(descriptor) }
+      }
+    }
+    #expect(
+      Result { () throws(DownloadError) in try DownloadManager(stateDirectory: state) }
+        .map { _ in "made" }
+        == .failure(DownloadError(.io, "cannot read the task list \(list): not a regular file")))
+  }
+
+  @Test("A task that cannot be written to the list is not added, and says why")
+  func listNotWritable() async throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let state = scratch.file("state")
+    try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+    let list = state.appendingPathComponent("tasks.json")
+    // A link into a directory that is not there: read, no list yet; written, no place for it.
+    try FileManager.default.createSymbolicLink(
+      atPath: list.path, withDestinationPath: "missing/tasks.json")
+    let manager = try DownloadManager(stateDirectory: state, startsAutomatically: false)
+    let url = URL(string: "http://127.0.0.1:9/file")!
+    await #expect(
+      throws: DownloadError(
+        .io, "cannot write the task list \(list.path): No such file or directory")
+    ) {
+      try await manager.add(url, destination: scratch.file("out"))
+    }
+    #expect(await manager.tasks().isEmpty)
   }
 }

@@ -137,4 +137,26 @@ struct DownloadCommandTests {
     #expect(json.1.hasPrefix("{\"schemaVersion\": 1, \"tasks\": ["))
     #expect(json.1.components(separatedBy: "\"state\":\"completed\"").count == 3)
   }
+
+  @Test("downloads add: a task list that cannot be written fails the command, and adds nothing")
+  func listNotWritable() throws {
+    let directory = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let state = directory.appendingPathComponent("state")
+    try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+    let list = state.appendingPathComponent("tasks.json").path
+    try FileManager.default.createSymbolicLink(
+      atPath: list, withDestinationPath: "missing/tasks.json")
+    let added = try runExecutable([
+      "downloads", "add", "http://127.0.0.1:9/file", "-o",
+      directory.appendingPathComponent("file").path, "--state-dir", state.path,
+    ])
+    #expect(added.0 == 1)
+    #expect(added.1.isEmpty)
+    #expect(
+      added.2
+        == "Error: \(state.path): cannot write the task list \(list): No such file or directory\n")
+    let listed = try runExecutable(["downloads", "list", "--state-dir", state.path])
+    #expect(String(decoding: listed.1, as: UTF8.self) == "no downloads\n")
+  }
 }
