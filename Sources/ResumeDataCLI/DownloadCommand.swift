@@ -447,7 +447,8 @@ private final class ProgressPrinter: @unchecked Sendable {
   private func note(_ text: String) {
     if drawn { streams.writeStandardError(Data("\n".utf8)) }
     drawn = false
-    streams.printError(text)
+    // A reason can quote the server (its validators, a redirect's URL).
+    streams.printError(CommandError.oneLine(text))
   }
 
   static func describe(_ progress: DownloadProgress) -> String {

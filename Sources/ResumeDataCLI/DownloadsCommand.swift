@@ -273,9 +273,12 @@ enum DownloadsCommand {
     Task {
       for await event in manager.events where !json {
         switch event {
-        case .task(let id, .completed(let file, _)): streams.print("\(id) completed \(file.path)")
-        case .task(let id, .failed(let error, _)): streams.print("\(id) failed: \(error)")
-        case .task(let id, .restarted(let reason)): streams.printError("\(id) restarted: \(reason)")
+        case .task(let id, .completed(let file, _)):
+          streams.print(CommandError.oneLine("\(id) completed \(file.path)"))
+        case .task(let id, .failed(let error, _)):
+          streams.print(CommandError.oneLine("\(id) failed: \(error)"))
+        case .task(let id, .restarted(let reason)):
+          streams.printError(CommandError.oneLine("\(id) restarted: \(reason)"))
         case .groupFinished(let group, let completed, let failed):
           streams.print("group \(group): \(completed) completed, \(failed) failed")
         default: break
@@ -305,7 +308,8 @@ enum DownloadsCommand {
         "\(task.id)  \(task.state.rawValue)  \(size) bytes  \(task.url) -> \(task.destination)"
       if let group = task.group { line += "  [\(group)]" }
       if let detail = task.detail { line += "  \(detail)" }
-      return line
+      // URLs, names and a server's words: one line each, with nothing a terminal would act on.
+      return CommandError.oneLine(line)
     }.joined(separator: "\n")
   }
 
@@ -313,7 +317,6 @@ enum DownloadsCommand {
     "{\"schemaVersion\": 1, \"tasks\": \(encoded(tasks) ?? "[]")}"
   }
 
-  /// Runs async work from the synchronous command, waiting for its result.
   /// `blocking`, for the manager's calls that write the task list: their error (the list cannot
   /// be written) ends the command with exit status 1.
   private static func writing<T: Sendable>(
@@ -332,6 +335,7 @@ enum DownloadsCommand {
     }
   }
 
+  /// Runs async work from the synchronous command, waiting for its result.
   private static func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
     let box = Box<T>()
     let done = DispatchSemaphore(value: 0)

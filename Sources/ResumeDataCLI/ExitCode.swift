@@ -69,10 +69,14 @@ public struct CommandError: Error, Sendable, Equatable {
     return Self.oneLine(prefix + message)
   }
 
+  /// `text` on one line, with nothing a terminal acts on: line breaks, tabs and the other
+  /// control characters (C0, DEL, and C1, whose U+009B some terminals take for an escape
+  /// sequence's start) written as Swift escapes (`\n`, `\u{1b}`).
   static func oneLine(_ text: String) -> String {
-    guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-      return text
+    func isControl(_ scalar: Unicode.Scalar) -> Bool {
+      scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
+    guard text.unicodeScalars.contains(where: isControl) else { return text }
     var out = ""
     for scalar in text.unicodeScalars {
       switch scalar {
@@ -80,7 +84,7 @@ public struct CommandError: Error, Sendable, Equatable {
       case "\r": out += "\\r"
       case "\t": out += "\\t"
       default:
-        if scalar.value < 0x20 || scalar.value == 0x7F {
+        if isControl(scalar) {
           out += "\\u{" + String(scalar.value, radix: 16) + "}"
         } else {
           out.unicodeScalars.append(scalar)

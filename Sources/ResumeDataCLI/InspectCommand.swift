@@ -78,8 +78,10 @@ enum InspectCommand {
     judged: [Judgement]? = nil, style: TextStyle = TextStyle(enabled: false)
   ) -> String {
     var lines = [String]()
+    // Values come from the blob: each is kept to its line, with nothing a terminal would act on.
     func row(_ label: String, _ value: String) {
-      lines.append(label.padding(toLength: 14, withPad: " ", startingAt: 0) + value)
+      lines.append(
+        label.padding(toLength: 14, withPad: " ", startingAt: 0) + CommandError.oneLine(value))
     }
     row(
       "generation",
@@ -100,7 +102,9 @@ enum InspectCommand {
       }
       row(label, "\(request.httpMethod ?? "GET") \(request.url ?? "-")")
       for header in request.headerFields {
-        lines.append(String(repeating: " ", count: 16) + "\(header.name): \(header.value)")
+        lines.append(
+          String(repeating: " ", count: 16)
+            + CommandError.oneLine("\(header.name): \(header.value)"))
       }
     }
     if !resume.unknownKeys.isEmpty {

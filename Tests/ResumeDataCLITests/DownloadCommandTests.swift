@@ -159,4 +159,23 @@ struct DownloadCommandTests {
     let listed = try runExecutable(["downloads", "list", "--state-dir", state.path])
     #expect(String(decoding: listed.1, as: UTF8.self) == "no downloads\n")
   }
+
+  @Test("downloads list: a task's URL, file and error stay on their line, escaped")
+  func listEscaped() throws {
+    let directory = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let state = directory.appendingPathComponent("state")
+    try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+    let list = """
+      [{"id":"t1","url":"http://127.0.0.1:9/a\\u009b1m","destination":"/tmp/x\\ny",\
+      "state":"failed","bytes":0,"detail":"http-status: 500 \\u001b[2J"}]
+      """
+    try Data(list.utf8).write(to: state.appendingPathComponent("tasks.json"))
+    let listed = try runExecutable(["downloads", "list", "--state-dir", state.path])
+    #expect(listed.0 == 0)
+    #expect(
+      String(decoding: listed.1, as: UTF8.self)
+        == "t1  failed  0 bytes  http://127.0.0.1:9/a\\u{9b}1m -> /tmp/x\\ny"
+        + "  http-status: 500 \\u{1b}[2J\n")
+  }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import KeyedArchive
+import PropertyList
 import ResumeDataCLI
 import TestSupport
 import Testing
@@ -133,5 +135,41 @@ struct InspectCommandTests {
     let (status, captured) = run(["inspect", "-"], input: bytes.prefix(1_000))
     #expect(status == .malformedInput)
     #expect(captured.standardError.hasPrefix("Error: -:@"))
+  }
+
+  @Test("Text from the blob cannot reach the terminal as control characters or extra lines")
+  func controlCharacters() throws {
+    let request = try URLRequestArchive(
+      URLRequestFields(
+        url: "https://example.com/\u{9B}31m",
+        headerFields: [.init("X-Inject", "\u{1B}[31mRED\u{1B}[0m\r\nEvil: yes")])
+    ).encoded()
+    let blob = try PropertyListValue.dictionary([
+      "NSURLSessionDownloadURL": .string("https://example.com/\u{9B}31m"),
+      "NSURLSessionResumeBytesReceived": .integer(PropertyListInteger(Int64(10))),
+      "NSURLSessionResumeCurrentRequest": .data(request),
+      "NSURLSessionResumeOriginalRequest": .data(request),
+      "NSURLSessionResumeEntityTag": .string("\"x\"\n  error fake-finding: \u{1B}]0;title\u{7}"),
+      "NSURLSessionResumeInfoTempFileName": .string("CFNetworkDownload_a1b2c3.tmp"),
+      "NSURLSessionResumeInfoVersion": .integer(PropertyListInteger(Int64(2))),
+    ]).encoded(as: .binary)
+    let (status, captured) = run(["inspect", "-"], input: blob)
+    #expect(status == .success)
+    let lines = String(decoding: captured.standardOutput, as: UTF8.self).split(separator: "\n")
+    #expect(
+      Array(lines.prefix(11)) == [
+        "generation    v2 (info version 2)",
+        "container     binary-plist",
+        "URL           https://example.com/\\u{9b}31m",
+        "bytes         10 received",
+        "ETag          \"x\"\\n  error fake-finding: \\u{1b}]0;title\\u{7}",
+        "Last-Modified -",
+        "partial file  CFNetworkDownload_a1b2c3.tmp",
+        "current       GET https://example.com/\\u{9b}31m",
+        "                X-Inject: \\u{1b}[31mRED\\u{1b}[0m\\r\\nEvil: yes",
+        "original      GET https://example.com/\\u{9b}31m",
+        "                X-Inject: \\u{1b}[31mRED\\u{1b}[0m\\r\\nEvil: yes",
+      ])
+    #expect(!captured.standardOutput.contains(0x1B))
   }
 }
