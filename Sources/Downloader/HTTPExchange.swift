@@ -36,6 +36,16 @@ enum HTTPExchange {
     return next
   }
 
+  /// Why a redirect is not followed: only to http and https, as a download only starts from
+  /// them. libcurl, under Foundation on Linux, would follow one to ftp as well.
+  static func refusal(ofRedirectTo request: URLRequest) -> DownloadError? {
+    let scheme = request.url?.scheme?.lowercased()
+    guard scheme != "http", scheme != "https" else { return nil }
+    return DownloadError(
+      .unsupportedURL,
+      "redirected to \(request.url?.absoluteString ?? "no URL"), which is not an http or https URL")
+  }
+
   /// Cancels a task from another thread: cancelling runs synchronously on URLSession's work
   /// queue, which may be this very thread (delegate calls run on it) or may be waiting for room on
   /// a delegate queue that the caller has just opened.

@@ -228,6 +228,11 @@ final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     willPerformHTTPRedirection response: HTTPURLResponse,
     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
   ) {
+    if let refusal = HTTPExchange.refusal(ofRedirectTo: request) {
+      end(task.taskIdentifier, .failed(refusal))
+      completionHandler(nil)
+      return
+    }
     let rangeHeaders = ["Range", "If-Range"].compactMap { name in
       task.currentRequest?.value(forHTTPHeaderField: name).map { (name, $0) }
     }

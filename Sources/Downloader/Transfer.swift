@@ -213,6 +213,12 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     willPerformHTTPRedirection response: HTTPURLResponse,
     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
   ) {
+    if let refusal = HTTPExchange.refusal(ofRedirectTo: request) {
+      // Not followed: the redirect's own response ends the exchange, with this outcome.
+      finish(.failed(refusal))
+      completionHandler(nil)
+      return
+    }
     let next = HTTPExchange.redirect(task, to: request, keeping: rangeHeaders)
     if let url = next.url {
       state.withLock { $0.learned.url = url }

@@ -307,6 +307,34 @@ struct DownloadTests {
     }
   }
 
+  @Test(
+    "A redirect to anything but http or https is not followed: the download fails, not retried",
+    arguments: [1, 4])
+  func redirectToFTP(connections: Int) async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    server.setFaults(path: "/ftp", [.redirect(to: "ftp://127.0.0.1:9/file", status: 302)])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var configuration = scratch.configuration()
+    configuration.connections = connections
+    let download = try Download(
+      url: server.baseURL.appendingPathComponent("ftp"), destination: scratch.file("out"),
+      configuration: configuration)
+    let (result, _) = await runCollecting(download)
+    guard case .failed(let error, _) = result else {
+      Issue.record("expected a failure, got \(result)")
+      return
+    }
+    #expect(
+      error
+        == DownloadError(
+          .unsupportedURL,
+          "redirected to ftp://127.0.0.1:9/file, which is not an http or https URL"))
+    #expect(server.requests(path: "/ftp").count == 1)
+    #expect(!FileManager.default.fileExists(atPath: scratch.file("out").path))
+  }
+
   @Test("Backpressure: URLSession waits for a lagging delegate; one request, never a lost byte")
   func backpressure() async throws {
     // 30 MB with room for a single chunk: URLSession (libcurl's thread) must wait for the
