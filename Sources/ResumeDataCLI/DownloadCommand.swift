@@ -185,14 +185,19 @@ enum DownloadCommand {
       throw .usage("-o FILE is required (the download is written to a file)")
     }
     let destination = URL(fileURLWithPath: output).standardizedFileURL
-    // A FIFO or a device (`-o /dev/null`) is written into at the end; its directory is no place
-    // for a partial file.
-    let ownDirectory =
-      if case .success(.stream) = OutputTarget.resolve(destination.path) {
-        FileManager.default.temporaryDirectory
-      } else {
-        destination.deletingLastPathComponent()
-      }
+    let ownDirectory: URL
+    switch OutputTarget.resolve(destination.path) {
+    case .failure(let error):
+      // A name that can take no file (a directory, a block device, a loop of links) fails now,
+      // not once the whole file has been fetched.
+      throw CommandError(.failure, "cannot write: \(error.message)", file: output)
+    case .success(.stream):
+      // A FIFO or a device (`-o /dev/null`) is written into at the end; its directory is no
+      // place for a partial file.
+      ownDirectory = FileManager.default.temporaryDirectory
+    case .success(.file):
+      ownDirectory = destination.deletingLastPathComponent()
+    }
     let stateDirectory =
       parsed.value("--state-dir").map { URL(fileURLWithPath: $0, isDirectory: true) }
       ?? ownDirectory

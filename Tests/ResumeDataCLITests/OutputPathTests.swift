@@ -272,7 +272,7 @@ struct OutputPathTests {
     #expect(kind(link) == S_IFLNK)
   }
 
-  @Test("download -o through a link and into a FIFO")
+  @Test("download -o through a link and into a FIFO; a directory refused before any request")
   func download() throws {
     let payload = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7) })
     let server = try TestHTTPServer()
@@ -301,6 +301,15 @@ struct OutputPathTests {
     let received = try #require(reader.wait())
     #expect(firstDifference(received, payload) == nil)
     #expect(kind(fifo) == S_IFIFO)
+
+    // A directory can take no file: refused before anything is fetched.
+    let requests = server.requests(path: "/d.bin").count
+    try FileManager.default.createDirectory(
+      atPath: scratch.path("dir"), withIntermediateDirectories: false)
+    let refused = try runExecutable(["download", url, "-o", scratch.path("dir")])
+    #expect(refused.0 == 1)
+    #expect(refused.2 == "Error: \(scratch.path("dir")): cannot write: is a directory\n")
+    #expect(server.requests(path: "/d.bin").count == requests)
   }
 }
 
