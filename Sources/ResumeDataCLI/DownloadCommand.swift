@@ -288,23 +288,25 @@ enum DownloadCommand {
     progress.end()
     let json = parsed.has("--json")
     guard let result = outcome.result else { throw CommandError(.failure, "the download ended") }
+    // With the file written to standard output (`-o /dev/stdout`), the report goes beside it.
+    let say = streams.isStandardOutput(destination.path) ? streams.printError : streams.print
     switch result {
     case .completed(let file, let digest):
       let algorithm = configuration.digestAlgorithm?.rawValue ?? ""
       if json {
         let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size])
           .flatMap { $0 as? NSNumber }?.int64Value
-        streams.print(
+        say(
           report(
             "completed", url: url, file: file.path, bytes: size,
             digest: digest.map { (algorithm, $0) }))
       } else {
-        streams.print("\(file.path)" + (digest.map { "  \(algorithm) \($0)" } ?? ""))
+        say("\(file.path)" + (digest.map { "  \(algorithm) \($0)" } ?? ""))
       }
     case .paused(let data):
       let path = try writeResumeData(data, parsed: parsed, configuration: configuration)
       if json {
-        streams.print(
+        say(
           report(
             "paused", url: url, file: destination.path, bytes: bytesReceived(data),
             resumeData: path))
@@ -321,7 +323,7 @@ enum DownloadCommand {
         path = written
       }
       if json {
-        streams.print(
+        say(
           report(
             "failed", url: url, file: destination.path, bytes: data.flatMap(bytesReceived),
             resumeData: path, error: error))

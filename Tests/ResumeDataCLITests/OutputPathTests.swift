@@ -302,6 +302,17 @@ struct OutputPathTests {
     #expect(firstDifference(received, payload) == nil)
     #expect(kind(fifo) == S_IFIFO)
 
+    // To standard output (through /dev/stdout's own link, made here): the file alone there, and
+    // the line that names it on standard error.
+    try FileManager.default.createSymbolicLink(
+      atPath: scratch.path("stdout"), withDestinationPath: "/proc/self/fd/1")
+    let piped = try runExecutable([
+      "download", url, "-o", scratch.path("stdout"), "--state-dir", scratch.path("state"),
+    ])
+    #expect(piped.0 == 0, "\(piped.2)")
+    #expect(firstDifference(piped.1, payload) == nil)
+    #expect(piped.2.hasPrefix(scratch.path("stdout") + "  sha256 "))
+
     // A directory can take no file: refused before anything is fetched.
     let requests = server.requests(path: "/d.bin").count
     try FileManager.default.createDirectory(
