@@ -178,4 +178,34 @@ struct DownloadCommandTests {
         == "t1  failed  0 bytes  http://127.0.0.1:9/a\\u{9b}1m -> /tmp/x\\ny"
         + "  http-status: 500 \\u{1b}[2J\n")
   }
+
+  @Test("downloads: one command at a time changes a state directory; list reads it meanwhile")
+  func stateDirectoryLock() throws {
+    let directory = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let state = directory.appendingPathComponent("state")
+    try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+    // This process holds the lock, as a run still going would.
+    let lock = open(state.appendingPathComponent("downloads.lock").path, O_RDWR | O_CREAT, 0o644)
+    try #require(lock >= 0)
+    try #require(flock(lock, LOCK_EX | LOCK_NB) == 0)
+    let add = [
+      "downloads", "add", "http://127.0.0.1:9/file", "-o",
+      directory.appendingPathComponent("file").path, "--state-dir", state.path,
+    ]
+    for arguments in [add, ["downloads", "run", "--state-dir", state.path]] {
+      let refused = try runExecutable(arguments)
+      #expect(refused.0 == 1)
+      #expect(
+        refused.2
+          == "Error: \(state.path): another downloads command is using this state directory "
+          + "(a run still going?); try again once it has ended\n")
+    }
+    let listed = try runExecutable(["downloads", "list", "--state-dir", state.path])
+    #expect(listed.0 == 0)
+    #expect(String(decoding: listed.1, as: UTF8.self) == "no downloads\n")
+    close(lock)
+    let added = try runExecutable(add)
+    #expect(added.0 == 0, "\(added.2)")
+  }
 }
