@@ -65,8 +65,19 @@ public struct ResumePlan: Sendable, Hashable {
         throw DownloadError(
           .unsafePartialFile, "the temp file name \(String(reflecting: name)) is not a bare name")
       }
+      // A link there could lead anywhere: the partial file must be in the directory, as a
+      // LocalPath must be in its allowed ones, once links are followed.
+      let file = directory.appendingPathComponent(name)
+      let inside = directory.resolvingSymlinksInPath().path
+      guard
+        file.resolvingSymlinksInPath().path.hasPrefix(inside.hasSuffix("/") ? inside : inside + "/")
+      else {
+        throw DownloadError(
+          .unsafePartialFile,
+          "the partial file \(file.path) is a link out of \(directory.path)")
+      }
       tempFileName = name
-      partialFile = directory.appendingPathComponent(name)
+      partialFile = file
     } else if let path = resumeData.localPath {
       let plain = path.hasPrefix("file://") ? URL(string: path)?.path ?? path : path
       let file = URL(fileURLWithPath: plain).standardizedFileURL.resolvingSymlinksInPath()

@@ -136,4 +136,43 @@ struct InteropTests {
       }
     }
   }
+
+  @Test("A partial file that is a link out of the temporary directory is refused, one inside kept")
+  func partialFileLink() throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let temporary = scratch.file("tmp")
+    try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+    let outside = scratch.file("outside")
+    try Data("not yours".utf8).write(to: outside)
+    let inside = temporary.appendingPathComponent("inside.part")
+    try Data("0123456789".utf8).write(to: inside)
+    let blob = try ResumeData(
+      building: [
+        ResumeDataKey.downloadURL: .string("http://127.0.0.1:9/file"),
+        ResumeDataKey.bytesReceived: .integer(PropertyListInteger(10)),
+        ResumeDataKey.entityTag: .string(sourceTag),
+        ResumeDataKey.tempFileName: .string("CFNetworkDownload_link.tmp"),
+      ], as: .v2)
+    let link = temporary.appendingPathComponent("CFNetworkDownload_link.tmp").path
+    for (target, refused) in [(outside.path, true), ("inside.part", false)] {
+      try? FileManager.default.removeItem(atPath: link)
+      try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+      let made = Result { () throws(DownloadError) in
+        try ResumePlan(resumeData: blob, temporaryDirectory: temporary)
+      }
+      if refused {
+        #expect(
+          made.map { _ in "planned" }
+            == .failure(
+              DownloadError(
+                .unsafePartialFile,
+                "the partial file \(link) is a link out of \(temporary.standardizedFileURL.path)")
+            ))
+      } else {
+        #expect(throws: Never.self) { try made.get() }
+      }
+    }
+    #expect(try Data(contentsOf: outside) == Data("not yours".utf8))
+  }
 }
