@@ -15,6 +15,14 @@ private func scratchDirectory() throws -> URL {
   return directory
 }
 
+/// A scratch directory for one test, and a state directory made inside it.
+private func stateDirectory() throws -> (scratch: URL, state: URL) {
+  let directory = try scratchDirectory()
+  let state = directory.appendingPathComponent("state")
+  try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+  return (directory, state)
+}
+
 @Suite("resumedata download, resume, downloads")
 struct DownloadCommandTests {
   @Test("download: the file, its digest on standard output, exit 0; --sha256 checks it")
@@ -140,10 +148,8 @@ struct DownloadCommandTests {
 
   @Test("downloads add: a task list that cannot be written fails the command, and adds nothing")
   func listNotWritable() throws {
-    let directory = try scratchDirectory()
+    let (directory, state) = try stateDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
-    let state = directory.appendingPathComponent("state")
-    try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
     let list = state.appendingPathComponent("tasks.json").path
     try FileManager.default.createSymbolicLink(
       atPath: list, withDestinationPath: "missing/tasks.json")
@@ -162,10 +168,8 @@ struct DownloadCommandTests {
 
   @Test("downloads list: a task's URL, file and error stay on their line, escaped")
   func listEscaped() throws {
-    let directory = try scratchDirectory()
+    let (directory, state) = try stateDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
-    let state = directory.appendingPathComponent("state")
-    try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
     let list = """
       [{"id":"t1","url":"http://127.0.0.1:9/a\\u009b1m","destination":"/tmp/x\\ny",\
       "state":"failed","bytes":0,"detail":"http-status: 500 \\u001b[2J"}]
@@ -181,10 +185,8 @@ struct DownloadCommandTests {
 
   @Test("downloads: one command at a time changes a state directory; list reads it meanwhile")
   func stateDirectoryLock() throws {
-    let directory = try scratchDirectory()
+    let (directory, state) = try stateDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
-    let state = directory.appendingPathComponent("state")
-    try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
     // This process holds the lock, as a run still going would.
     let lock = open(state.appendingPathComponent("downloads.lock").path, O_RDWR | O_CREAT, 0o644)
     try #require(lock >= 0)

@@ -56,6 +56,25 @@ private func contents(_ path: String) throws -> Data {
   try Data(contentsOf: URL(fileURLWithPath: path))
 }
 
+/// Runs the built tool with its standard output (and, when given, input) on the handles given,
+/// as a shell's redirections would set them; returns its exit status and standard error.
+private func runRedirected(
+  _ arguments: [String], output: FileHandle, input: FileHandle? = nil
+) throws -> (status: Int32, error: String) {
+  let process = Process()
+  process.executableURL = executable
+  process.arguments = arguments
+  if let input { process.standardInput = input }
+  process.standardOutput = output
+  let stderr = Pipe()
+  process.standardError = stderr
+  process.environment = ["SWIFT_BACKTRACE": "enable=no"]
+  try process.run()
+  let error = stderr.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return (process.terminationStatus, String(decoding: error, as: UTF8.self))
+}
+
 /// `-o`, `--in-place`, `--resume-data` and `download -o` write where a shell's `>` would: through
 /// symbolic links, into FIFOs and devices, and never over either.
 @Suite("Output paths: links, FIFOs and devices")
@@ -224,19 +243,12 @@ struct OutputPathTests {
 
   @Test("A failed write to standard output: exit 1 and why, not a crash")
   func standardOutputFull() throws {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = ["inspect", resumeFixturePath("keyed-v5-response.archive")]
-    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
-    let stderr = Pipe()
-    process.standardError = stderr
-    process.environment = ["SWIFT_BACKTRACE": "enable=no"]
-    try process.run()
-    let error = stderr.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 1)
+    let (status, error) = try runRedirected(
+      ["inspect", resumeFixturePath("keyed-v5-response.archive")],
+      output: try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full")))
+    #expect(status == 1)
     #expect(
-      String(decoding: error, as: UTF8.self)
+      error
         == "Error: -: cannot write standard output: No space left on device\n")
   }
 
@@ -252,23 +264,15 @@ struct OutputPathTests {
       atPath: link, withDestinationPath: "/proc/self/fd/1")
     // What was in the file before the shell's `>` truncated it, and longer than the blob.
     let file = try scratch.write(Data(repeating: 0x2E, count: 10_000), to: "out.archive")
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = [
-      "repair", resumeFixturePath("network-framework.blob"), "--target", "ios13+", "-o", link,
-    ]
     let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
     try handle.truncate(atOffset: 0)
-    process.standardOutput = handle
-    let stderr = Pipe()
-    process.standardError = stderr
-    try process.run()
-    let error = stderr.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    let (status, error) = try runRedirected(
+      ["repair", resumeFixturePath("network-framework.blob"), "--target", "ios13+", "-o", link],
+      output: handle)
     try handle.close()
-    #expect(process.terminationStatus == 0)
+    #expect(status == 0)
     #expect(try contents(file) == (try Self.converted()))
-    #expect(String(decoding: error, as: UTF8.self).hasPrefix("info convert-for-target: "))
+    #expect(error.hasPrefix("info convert-for-target: "))
     #expect(kind(link) == S_IFLNK)
   }
 
@@ -334,18 +338,10 @@ struct UnreadableInputTests {
       (["batch"], "Error: -: cannot read: Is a directory\n"),
     ])
   func directory(arguments: [String], message: String) throws {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/"))
-    process.standardOutput = Pipe()
-    let stderr = Pipe()
-    process.standardError = stderr
-    process.environment = ["SWIFT_BACKTRACE": "enable=no"]
-    try process.run()
-    let error = stderr.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 66)
-    #expect(String(decoding: error, as: UTF8.self) == message)
+    let (status, error) = try runRedirected(
+      arguments, output: FileHandle.nullDevice,
+      input: try FileHandle(forReadingFrom: URL(fileURLWithPath: "/")))
+    #expect(status == 66)
+    #expect(error == message)
   }
 }
