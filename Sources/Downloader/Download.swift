@@ -74,13 +74,15 @@ public actor Download {
 
   /// A download of a request (its headers kept) from byte 0.
   ///
-  /// - Throws: `DownloadError` with `.unsupportedURL` for anything but http and https.
+  /// - Throws: `DownloadError` with `.unsupportedURL` for anything but http and https,
+  ///   `.invalidHeader` for a header field that cannot be sent as it is.
   public init(
     request: URLRequestFields, destination: URL, configuration: DownloadConfiguration
   ) throws(DownloadError) {
     guard ResumePlan.isHTTP(request.url) else {
       throw DownloadError(.unsupportedURL, "\(request.url) is not an http or https URL")
     }
+    try Self.checkHeaders(of: request, "the request")
     let name = "CFNetworkDownload_\(Self.randomSuffix()).tmp"
     self.init(
       original: request, current: request,
@@ -91,7 +93,8 @@ public actor Download {
   /// A download continuing from resume data of any generation (Apple-made or ours).
   ///
   /// - Throws: `DownloadError`: `.invalidResumeData` when the blob does not decode or names
-  ///   nothing to fetch, `.unsafePartialFile`, `.unsupportedURL`.
+  ///   nothing to fetch, `.unsafePartialFile`, `.unsupportedURL`, `.invalidHeader` for a header
+  ///   field of its requests that cannot be sent as it is.
   public init(resumeData: Data, destination: URL, configuration: DownloadConfiguration)
     throws(DownloadError)
   {
@@ -104,6 +107,8 @@ public actor Download {
     let plan = try ResumePlan(
       resumeData: blob, temporaryDirectory: configuration.temporaryDirectory,
       allowedDirectories: configuration.allowedDirectories)
+    try Self.checkHeaders(of: plan.request, "the blob's current request")
+    try Self.checkHeaders(of: plan.originalRequest, "the blob's original request")
     self.init(
       original: plan.originalRequest, current: plan.request, partial: plan.partialFile,
       name: plan.tempFileName, entityTag: plan.entityTag, lastModified: plan.lastModified,
@@ -125,6 +130,19 @@ public actor Download {
     partialURL = partial
     self.destination = destination
     self.configuration = configuration
+  }
+
+  /// Refuses a request whose header fields cannot be sent as they are: libcurl, under Foundation
+  /// on Linux, leaves such a field out without a word, and a line break would otherwise let a
+  /// value (from a blob of unknown origin, say) add fields of its own.
+  private static func checkHeaders(of request: URLRequestFields, _ which: String)
+    throws(DownloadError)
+  {
+    for field in request.headerFields {
+      if let problem = field.problem {
+        throw DownloadError(.invalidHeader, "\(which): \(problem)")
+      }
+    }
   }
 
   /// The partial file.

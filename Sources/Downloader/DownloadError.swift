@@ -15,6 +15,9 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
     public static let unsafePartialFile = Code(rawValue: "unsafe-partial-file")
     /// The URL is not http or https.
     public static let unsupportedURL = Code(rawValue: "unsupported-url")
+    /// A header field of the request could not be sent as it is: its name is not an HTTP token,
+    /// or its value holds a line break or NUL.
+    public static let invalidHeader = Code(rawValue: "invalid-header")
     /// The server answered with a status that is neither the file nor a restart (404, 500, …).
     public static let httpStatus = Code(rawValue: "http-status")
     /// The server's 206 does not continue the partial file (Content-Range start, total or encoding).

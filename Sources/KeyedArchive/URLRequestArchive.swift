@@ -521,6 +521,34 @@ public struct URLRequestArchive: Sendable, Hashable {
   }
 }
 
+extension URLRequestFields.Header {
+  /// Why `name` cannot name a header field, or nil: it must be an HTTP token (RFC 9110 §5.6.2:
+  /// visible ASCII but separators).
+  public static func problem(withName name: String) -> String? {
+    let separators = Set("()<>@,;:\\\"/[]?={} \t")
+    guard !name.isEmpty,
+      name.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F })
+        && !name.contains(where: separators.contains)
+    else { return "\(String(reflecting: name)) is not an HTTP header name" }
+    return nil
+  }
+
+  /// Why `value` cannot be the value of the field `name`, or nil: a line break or NUL would end
+  /// the field, or the request, early (and let the value add fields of its own).
+  public static func problem(withValue value: String, of name: String) -> String? {
+    // By scalar: "\r\n" is one Character, which a Character comparison would miss.
+    guard value.unicodeScalars.contains(where: { "\r\n\u{0}".unicodeScalars.contains($0) }) else {
+      return nil
+    }
+    return "the value of \(name) holds a line break or NUL"
+  }
+
+  /// Why this field cannot be sent as it is, or nil.
+  public var problem: String? {
+    Self.problem(withName: name) ?? Self.problem(withValue: value, of: name)
+  }
+}
+
 /// The typed values of a request, for building a request archive.
 public struct URLRequestFields: Sendable, Hashable {
   /// One header field.

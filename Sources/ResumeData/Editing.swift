@@ -94,21 +94,10 @@ extension ResumeData {
   ///   to a request without an HTTP message, or a request archive's own error.
   @discardableResult
   public mutating func setHeader(_ name: String, _ value: String?) throws -> [Finding] {
-    let separators = Set("()<>@,;:\\\"/[]?={} \t")
-    guard !name.isEmpty,
-      name.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F })
-        && !name.contains(where: separators.contains)
-    else {
-      throw ResumeDataError(
-        .invalidEdit, "\(String(reflecting: name)) is not an HTTP header name",
-        at: ResumeDataKey.currentRequest)
-    }
-    // By scalar: "\r\n" is one Character, which a Character comparison would miss.
-    if let value, value.unicodeScalars.contains(where: { "\r\n\u{0}".unicodeScalars.contains($0) })
+    if let problem = URLRequestFields.Header.problem(withName: name)
+      ?? value.flatMap({ URLRequestFields.Header.problem(withValue: $0, of: name) })
     {
-      throw ResumeDataError(
-        .invalidEdit, "the value of \(name) holds a line break or NUL",
-        at: ResumeDataKey.currentRequest)
+      throw ResumeDataError(.invalidEdit, problem, at: ResumeDataKey.currentRequest)
     }
     var changes = [Finding]()
     let change =

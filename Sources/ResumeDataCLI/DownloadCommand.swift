@@ -1,6 +1,7 @@
 import Dispatch
 import Downloader
 import Foundation
+import KeyedArchive
 import OutputFiles
 import ResumeData
 import ResumeDataBatch
@@ -232,7 +233,9 @@ enum DownloadCommand {
       }
       var value = header[header.index(after: colon)...]
       if value.first == " " { value = value.dropFirst() }
-      configuration.headers.append((String(header[..<colon]), String(value)))
+      let field = URLRequestFields.Header(String(header[..<colon]), String(value))
+      if let problem = field.problem { throw .usage(problem) }
+      configuration.headers.append((field.name, field.value))
     }
     if let name = parsed.value("--generation") {
       guard let generation = ResumeDataGeneration(rawValue: name),

@@ -175,4 +175,46 @@ struct InteropTests {
     }
     #expect(try Data(contentsOf: outside) == Data("not yours".utf8))
   }
+
+  @Test("A header field that cannot be sent as it is is refused, from a blob or the configuration")
+  func invalidHeaders() throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let request = try URLRequestArchive(
+      URLRequestFields(
+        url: "http://127.0.0.1:9/file", headerFields: [.init("X-Inject", "a\r\nEvil: b")])
+    ).encoded()
+    let blob = try ResumeData(
+      building: [
+        ResumeDataKey.downloadURL: .string("http://127.0.0.1:9/file"),
+        ResumeDataKey.bytesReceived: .integer(PropertyListInteger(10)),
+        ResumeDataKey.entityTag: .string(sourceTag),
+        ResumeDataKey.tempFileName: .string("CFNetworkDownload_abc123.tmp"),
+        ResumeDataKey.currentRequest: .data(request),
+      ], as: .v2)
+    let bytes = try blob.encoded()
+    #expect(
+      Result { () throws(DownloadError) in
+        try Download(
+          resumeData: bytes, destination: scratch.file("out"),
+          configuration: scratch.configuration())
+      }.map { _ in "made" }
+        == .failure(
+          DownloadError(
+            .invalidHeader,
+            "the blob's current request: the value of X-Inject holds a line break or NUL")))
+    for (name, value, problem) in [
+      ("X-Test", "a\u{0}b", "the value of X-Test holds a line break or NUL"),
+      ("Bad Name", "b", "\"Bad Name\" is not an HTTP header name"),
+    ] {
+      var configuration = scratch.configuration()
+      configuration.headers = [(name, value)]
+      #expect(
+        Result { () throws(DownloadError) in
+          try Download(
+            url: URL(string: "http://127.0.0.1:9/file")!, destination: scratch.file("out"),
+            configuration: configuration)
+        }.map { _ in "made" } == .failure(DownloadError(.invalidHeader, "the request: \(problem)")))
+    }
+  }
 }

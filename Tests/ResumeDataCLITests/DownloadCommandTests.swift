@@ -210,4 +210,20 @@ struct DownloadCommandTests {
     let added = try runExecutable(add)
     #expect(added.0 == 0, "\(added.2)")
   }
+
+  @Test(
+    "download --header: a field that cannot be sent is a usage error, as for edit",
+    arguments: [
+      ("X: a\r\nInjected: b", "the value of X holds a line break or NUL"),
+      ("Bad Name: b", "\"Bad Name\" is not an HTTP header name"),
+    ])
+  func invalidHeader(header: String, message: String) {
+    let (status, captured) = run([
+      "download", "http://127.0.0.1:9/file", "-o", "/tmp/never-written", "--header", header,
+    ])
+    #expect(status == .usage)
+    #expect(
+      captured.standardError
+        == "Error: \(message)\nRun 'resumedata download --help' for usage.\n")
+  }
 }
