@@ -68,10 +68,7 @@ public struct ResumePlan: Sendable, Hashable {
       // A link there could lead anywhere: the partial file must be in the directory, as a
       // LocalPath must be in its allowed ones, once links are followed.
       let file = directory.appendingPathComponent(name)
-      let inside = directory.resolvingSymlinksInPath().path
-      guard
-        file.resolvingSymlinksInPath().path.hasPrefix(inside.hasSuffix("/") ? inside : inside + "/")
-      else {
+      guard Self.staysInside(file, directory) else {
         throw DownloadError(
           .unsafePartialFile,
           "the partial file \(file.path) is a link out of \(directory.path)")
@@ -108,6 +105,21 @@ public struct ResumePlan: Sendable, Hashable {
       httpShouldHandleCookies: request.httpShouldHandleCookies ?? true,
       allowsCellularAccess: request.allowsCellularAccess ?? true,
       networkServiceType: request.networkServiceType ?? 0, priority: request.priority ?? -1)
+  }
+
+  /// Whether `file`, named in `directory`, is no symbolic link, or one to a file in that
+  /// directory (or below it) once every link is followed. A link to nothing is not: what it names
+  /// would be made wherever it points.
+  private static func staysInside(_ file: URL, _ directory: URL) -> Bool {
+    var status = stat()
+    guard lstat(file.path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK else { return true }
+    func real(_ path: String) -> String? {
+      guard let resolved = realpath(path, nil) else { return nil }
+      defer { free(resolved) }
+      return String(cString: resolved)
+    }
+    guard let target = real(file.path), let inside = real(directory.path) else { return false }
+    return target.hasPrefix(inside.hasSuffix("/") ? inside : inside + "/")
   }
 
   static func isHTTP(_ url: String) -> Bool {

@@ -154,8 +154,18 @@ struct InteropTests {
         ResumeDataKey.entityTag: .string(sourceTag),
         ResumeDataKey.tempFileName: .string("CFNetworkDownload_link.tmp"),
       ], as: .v2)
+    // The directory given through a link of its own: with no partial file yet, nothing to refuse.
+    let linkedDirectory = scratch.file("linked-tmp")
+    try FileManager.default.createSymbolicLink(
+      at: linkedDirectory, withDestinationURL: temporary)
+    #expect(throws: Never.self) {
+      try ResumePlan(resumeData: blob, temporaryDirectory: linkedDirectory)
+    }
     let link = temporary.appendingPathComponent("CFNetworkDownload_link.tmp").path
-    for (target, refused) in [(outside.path, true), ("inside.part", false)] {
+    for (target, refused) in [
+      (outside.path, true), ("inside.part", false), ("missing", true),
+      ("../tmp/inside.part", false),
+    ] {
       try? FileManager.default.removeItem(atPath: link)
       try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
       let made = Result { () throws(DownloadError) in
@@ -172,6 +182,11 @@ struct InteropTests {
       } else {
         #expect(throws: Never.self) { try made.get() }
       }
+      // Through the directory's own link, the same verdict.
+      let throughLink = Result { () throws(DownloadError) in
+        try ResumePlan(resumeData: blob, temporaryDirectory: linkedDirectory)
+      }
+      #expect((try? throughLink.get()) == nil ? refused : !refused, "\(target)")
     }
     #expect(try Data(contentsOf: outside) == Data("not yours".utf8))
   }
