@@ -71,10 +71,15 @@ public struct CommandError: Error, Sendable, Equatable {
 
   /// `text` on one line, with nothing a terminal acts on: line breaks, tabs and the other
   /// control characters (C0, DEL, and C1, whose U+009B some terminals take for an escape
-  /// sequence's start) written as Swift escapes (`\n`, `\u{1b}`).
+  /// sequence's start), and the bidirectional controls, which reorder what follows them on the
+  /// line as shown (U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), written as Swift
+  /// escapes (`\n`, `\u{1b}`, `\u{202e}`).
   static func oneLine(_ text: String) -> String {
     func isControl(_ scalar: Unicode.Scalar) -> Bool {
-      scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+      switch scalar.value {
+      case 0..<0x20, 0x7F...0x9F, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+      default: false
+      }
     }
     guard text.unicodeScalars.contains(where: isControl) else { return text }
     var out = ""

@@ -137,7 +137,8 @@ struct InspectCommandTests {
     #expect(captured.standardError.hasPrefix("Error: -:@"))
   }
 
-  @Test("Text from the blob cannot reach the terminal as control characters or extra lines")
+  @Test(
+    "Text from the blob cannot reach the terminal as control characters, bidi controls or lines")
   func controlCharacters() throws {
     let request = try URLRequestArchive(
       URLRequestFields(
@@ -150,7 +151,7 @@ struct InspectCommandTests {
       "NSURLSessionResumeCurrentRequest": .data(request),
       "NSURLSessionResumeOriginalRequest": .data(request),
       "NSURLSessionResumeEntityTag": .string("\"x\"\n  error fake-finding: \u{1B}]0;title\u{7}"),
-      "NSURLSessionResumeInfoTempFileName": .string("CFNetworkDownload_a1b2c3.tmp"),
+      "NSURLSessionResumeInfoTempFileName": .string("CFNetworkDownload_\u{202E}pmt.exe"),
       "NSURLSessionResumeInfoVersion": .integer(PropertyListInteger(Int64(2))),
     ]).encoded(as: .binary)
     let (status, captured) = run(["inspect", "-"], input: blob)
@@ -164,7 +165,7 @@ struct InspectCommandTests {
         "bytes         10 received",
         "ETag          \"x\"\\n  error fake-finding: \\u{1b}]0;title\\u{7}",
         "Last-Modified -",
-        "partial file  CFNetworkDownload_a1b2c3.tmp",
+        "partial file  CFNetworkDownload_\\u{202e}pmt.exe",
         "current       GET https://example.com/\\u{9b}31m",
         "                X-Inject: \\u{1b}[31mRED\\u{1b}[0m\\r\\nEvil: yes",
         "original      GET https://example.com/\\u{9b}31m",
