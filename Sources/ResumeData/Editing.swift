@@ -66,8 +66,20 @@ extension ResumeData {
   ///   decode.
   @discardableResult
   public mutating func setURL(_ url: String) throws -> [Finding] {
+    // A URL is printable ASCII (RFC 3986 §2), anything else percent-encoded (and a host in
+    // punycode): Apple's URL parsing before iOS 17 gives nil for a space, a control character or
+    // a letter outside ASCII, and a blob holding one could not be resumed there.
+    if let bad = url.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value >= 0x7F }) {
+      let character = String(format: "U+%04X", bad.value)
+      throw ResumeDataError(
+        .invalidEdit,
+        "\(String(reflecting: url)) holds \(character), which a URL cannot: percent-encode it "
+          + "(a host in punycode)",
+        at: ResumeDataKey.downloadURL)
+    }
     guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
-      scheme == "http" || scheme == "https", parsed.host?.isEmpty == false
+      scheme == "http" || scheme == "https", parsed.host?.isEmpty == false,
+      (0...65535).contains(parsed.port ?? 0)
     else {
       throw ResumeDataError(
         .invalidEdit, "\(String(reflecting: url)) is not an absolute http or https URL",

@@ -102,6 +102,28 @@ struct EditCommandTests {
     #expect(headers(blob?.currentRequest) == expected)
   }
 
+  @Test(
+    "--url takes printable ASCII only, and a port a TCP port can be: a usage error, nothing written",
+    arguments: [
+      ("https://exa mple.com/a.zip", #""https://exa mple.com/a.zip" holds U+0020"#),
+      ("https://example.com/\u{1B}[31m", #""https://example.com/\u{1B}[31m" holds U+001B"#),
+      ("https://例え.jp/a.zip", #""https://例え.jp/a.zip" holds U+4F8B"#),
+      (
+        "https://example.com/\u{202E}piz.exe",
+        #""https://example.com/\u{202e}piz.exe" holds U+202E"#
+      ),
+      ("https://example.com:65536/a.zip", nil),
+    ])
+  func invalidURL(url: String, holds: String?) throws {
+    let (status, blob, error) = try edit("v2.xml.plist", ["--url", url])
+    #expect(status == .usage)
+    #expect(blob == nil)
+    let message =
+      holds.map { "\($0), which a URL cannot: percent-encode it (a host in punycode)" }
+      ?? "\"\(url)\" is not an absolute http or https URL"
+    #expect(error == "Error: \(message)\nRun 'resumedata edit --help' for usage.\n")
+  }
+
   @Test("Removing a header that is not there changes nothing: the same bytes come back")
   func nothingToDo() throws {
     let (status, captured) = run(
