@@ -96,6 +96,11 @@ public actor DownloadManager {
     base.temporaryDirectory = stateDirectory.appendingPathComponent("partial")
     self.configuration = base
     (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
+    var status = stat()
+    if stat(stateDirectory.path, &status) == 0, status.st_mode & S_IFMT != S_IFDIR {
+      // Foundation would say "The operation could not be completed".
+      throw DownloadError(.io, "the state directory \(stateDirectory.path) is not a directory")
+    }
     do {
       try FileManager.default.createDirectory(
         at: base.temporaryDirectory, withIntermediateDirectories: true)

@@ -205,6 +205,10 @@ enum DownloadCommand {
     let temporaryDirectory =
       parsed.value("--temp-dir").map { URL(fileURLWithPath: $0, isDirectory: true) }
       ?? defaultDirectory ?? stateDirectory
+    // Made when missing; something else by that name is named now, before any request.
+    for option in ["--state-dir", "--temp-dir"] {
+      if let path = parsed.value(option) { try Files.requireDirectory(path, option: option) }
+    }
     var configuration = DownloadConfiguration(temporaryDirectory: temporaryDirectory)
     configuration.stateFile = stateDirectory.appendingPathComponent(
       destination.lastPathComponent + ".resumedata")

@@ -183,6 +183,7 @@ enum DownloadsCommand {
     guard let directory = parsed.value("--state-dir") else {
       throw .usage("downloads needs --state-dir DIR")
     }
+    try Files.requireDirectory(directory, option: "--state-dir")
     var jobs = 4
     if let value = parsed.value("--jobs") {
       guard let count = Int(value), (1...64).contains(count) else {

@@ -47,6 +47,16 @@ enum Files {
     }
   }
 
+  /// Fails (exit 1) when `path` names something that is not a directory (following links); a
+  /// path with nothing there yet is fine, as commands make their directories.
+  static func requireDirectory(_ path: String, option: String) throws(CommandError) {
+    var status = stat()
+    guard stat(path, &status) == 0 else { return }
+    guard status.st_mode & S_IFMT == S_IFDIR else {
+      throw CommandError(.failure, "not a directory (\(option))", file: path)
+    }
+  }
+
   /// Replaces a file's contents atomically, with an optional backup (`FileAccess.replace`).
   static func replace(_ path: String, with data: Data, backup: Bool) throws(CommandError) {
     do {

@@ -192,6 +192,18 @@ struct ManagerTests {
         == .failure(DownloadError(.io, "cannot read the task list \(list): not a regular file")))
   }
 
+  @Test("A state directory that is a file is named as such")
+  func stateDirectoryIsAFile() throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let file = scratch.file("state")
+    try Data("x".utf8).write(to: file)
+    #expect(
+      Result { () throws(DownloadError) in try DownloadManager(stateDirectory: file) }
+        .map { _ in "made" }
+        == .failure(DownloadError(.io, "the state directory \(file.path) is not a directory")))
+  }
+
   @Test("A task that cannot be written to the list is not added, and says why")
   func listNotWritable() async throws {
     let scratch = try Scratch()

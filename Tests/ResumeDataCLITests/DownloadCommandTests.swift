@@ -226,4 +226,26 @@ struct DownloadCommandTests {
       captured.standardError
         == "Error: \(message)\nRun 'resumedata download --help' for usage.\n")
   }
+
+  @Test(
+    "A --state-dir or --temp-dir that is a file is named at once (exit 1), before any request",
+    arguments: [
+      ["download", "http://127.0.0.1:9/file", "-o", "OUT", "--state-dir", "FILE"],
+      ["download", "http://127.0.0.1:9/file", "-o", "OUT", "--temp-dir", "FILE"],
+      ["downloads", "list", "--state-dir", "FILE"],
+      ["downloads", "add", "http://127.0.0.1:9/file", "-o", "OUT", "--state-dir", "FILE"],
+    ])
+  func directoryIsAFile(arguments: [String]) throws {
+    let directory = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appendingPathComponent("file").path
+    try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+    let resolved = arguments.map {
+      $0 == "FILE" ? file : $0 == "OUT" ? directory.appendingPathComponent("out").path : $0
+    }
+    let option = arguments.contains("--temp-dir") ? "--temp-dir" : "--state-dir"
+    let (status, captured) = run(resolved)
+    #expect(status == .failure)
+    #expect(captured.standardError == "Error: \(file): not a directory (\(option))\n")
+  }
 }
