@@ -61,7 +61,7 @@ enum InspectCommand {
       try ResumeInput.target(name)
     }
     let (_, resume) = try parsed.readResumeData(for: "inspect", streams: streams)
-    let directory = parsed.temporaryDirectory
+    let directory = try parsed.existingTemporaryDirectory()
     let judged = target.map { resume.judgements(for: $0, temporaryDirectory: directory) }
     let findings =
       judged?.map(\.finding) ?? resume.findings(temporaryDirectory: directory)

@@ -58,8 +58,25 @@ extension Arguments {
   }
 
   /// The `--temp-dir` directory, if given.
+  /// `--temp-dir`, where a conversion or a repair puts a blob's partial file: a path for the
+  /// system that will resume it, which need not be there on this one.
   var temporaryDirectory: URL? {
     value("--temp-dir").map { URL(fileURLWithPath: $0, isDirectory: true) }
+  }
+
+  /// `--temp-dir` for the commands that look partial files up on this machine (`inspect`,
+  /// `validate`): it must be a directory that is there, or a mistyped one would make every
+  /// partial file "missing" (exit 66 instead).
+  func existingTemporaryDirectory() throws(CommandError) -> URL? {
+    guard let path = value("--temp-dir") else { return nil }
+    var status = stat()
+    guard stat(path, &status) == 0 else {
+      throw CommandError(.unreadableInput, "no such directory (--temp-dir)", file: path)
+    }
+    guard status.st_mode & S_IFMT == S_IFDIR else {
+      throw CommandError(.unreadableInput, "not a directory (--temp-dir)", file: path)
+    }
+    return URL(fileURLWithPath: path, isDirectory: true)
   }
 }
 

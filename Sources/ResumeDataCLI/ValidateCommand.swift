@@ -192,13 +192,12 @@ enum ValidateCommand {
       throw .usage("validate needs a FILE (or - for standard input)")
     }
     let strict = parsed.has("--strict")
+    let directory = try parsed.existingTemporaryDirectory()
     let expansion = DirectoryWalk.expand(parsed.positionals)
     let reports =
       expansion.unreadable.map { Report(file: $0.path, status: .unreadable, reason: $0.reason) }
       + expansion.files.map {
-        validate(
-          $0, target: target, strict: strict, directory: parsed.temporaryDirectory,
-          streams: streams)
+        validate($0, target: target, strict: strict, directory: directory, streams: streams)
       }
     // not-clean is counted only where it can happen, so that the summary without --strict reads
     // as it always has.

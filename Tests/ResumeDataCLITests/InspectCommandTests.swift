@@ -173,4 +173,21 @@ struct InspectCommandTests {
       ])
     #expect(!captured.standardOutput.contains(0x1B))
   }
+
+  @Test(
+    "inspect and validate look partial files up in a --temp-dir that is there: else exit 66",
+    arguments: [
+      (["inspect", resumeFixturePath("v2.xml.plist")], "/nonexistent-dir", "no such directory"),
+      (["validate", resumeFixturePath("v2.xml.plist")], "/nonexistent-dir", "no such directory"),
+      (
+        ["inspect", resumeFixturePath("v2.xml.plist")], resumeFixturePath("v1.xml.plist"),
+        "not a directory"
+      ),
+    ])
+  func missingTemporaryDirectory(arguments: [String], directory: String, problem: String) {
+    let (status, captured) = run(arguments + ["--temp-dir", directory])
+    #expect(status == .unreadableInput)
+    #expect(captured.standardOutput.isEmpty)
+    #expect(captured.standardError == "Error: \(directory): \(problem) (--temp-dir)\n")
+  }
 }
