@@ -10,6 +10,20 @@ import Testing
 /// The ETag the resume fixtures record.
 let fixtureTag = "\"5534b35d-7c7be1\""
 
+/// A blob of `generation` for 10 bytes of `http://127.0.0.1:9/file` (with the tests' ETag), and
+/// the entries given.
+private func blobOf10Bytes(
+  _ entries: KeyValuePairs<String, PropertyListValue>, as generation: ResumeDataGeneration = .v2
+) throws -> ResumeData {
+  var all: PropertyListDictionary = [
+    ResumeDataKey.downloadURL: .string("http://127.0.0.1:9/file"),
+    ResumeDataKey.bytesReceived: .integer(PropertyListInteger(10)),
+    ResumeDataKey.entityTag: .string(sourceTag),
+  ]
+  for (key, value) in entries { all[key] = value }
+  return try ResumeData(building: all, as: generation)
+}
+
 @Suite("Resume data interoperability")
 struct InteropTests {
   @Test(
@@ -121,12 +135,7 @@ struct InteropTests {
       (ResumeDataKey.localPath, "/etc/passwd", .v1),
       (ResumeDataKey.localPath, "\(scratch.url.path)/tmp/../../escape", .v1),
     ] {
-      let blob = try ResumeData(
-        building: [
-          ResumeDataKey.downloadURL: .string("http://127.0.0.1:9/file"),
-          ResumeDataKey.bytesReceived: .integer(PropertyListInteger(10)),
-          ResumeDataKey.entityTag: .string(sourceTag), key: .string(value),
-        ], as: generation)
+      let blob = try blobOf10Bytes([key: .string(value)], as: generation)
       #expect {
         _ = try Download(
           resumeData: try blob.encoded(), destination: scratch.file("out"),
@@ -147,13 +156,9 @@ struct InteropTests {
     try Data("not yours".utf8).write(to: outside)
     let inside = temporary.appendingPathComponent("inside.part")
     try Data("0123456789".utf8).write(to: inside)
-    let blob = try ResumeData(
-      building: [
-        ResumeDataKey.downloadURL: .string("http://127.0.0.1:9/file"),
-        ResumeDataKey.bytesReceived: .integer(PropertyListInteger(10)),
-        ResumeDataKey.entityTag: .string(sourceTag),
-        ResumeDataKey.tempFileName: .string("CFNetworkDownload_link.tmp"),
-      ], as: .v2)
+    let blob = try blobOf10Bytes([
+      ResumeDataKey.tempFileName: .string("CFNetworkDownload_link.tmp")
+    ])
     // The directory given through a link of its own: with no partial file yet, nothing to refuse.
     let linkedDirectory = scratch.file("linked-tmp")
     try FileManager.default.createSymbolicLink(
@@ -199,14 +204,10 @@ struct InteropTests {
       URLRequestFields(
         url: "http://127.0.0.1:9/file", headerFields: [.init("X-Inject", "a\r\nEvil: b")])
     ).encoded()
-    let blob = try ResumeData(
-      building: [
-        ResumeDataKey.downloadURL: .string("http://127.0.0.1:9/file"),
-        ResumeDataKey.bytesReceived: .integer(PropertyListInteger(10)),
-        ResumeDataKey.entityTag: .string(sourceTag),
-        ResumeDataKey.tempFileName: .string("CFNetworkDownload_abc123.tmp"),
-        ResumeDataKey.currentRequest: .data(request),
-      ], as: .v2)
+    let blob = try blobOf10Bytes([
+      ResumeDataKey.tempFileName: .string("CFNetworkDownload_abc123.tmp"),
+      ResumeDataKey.currentRequest: .data(request),
+    ])
     let bytes = try blob.encoded()
     #expect(
       Result { () throws(DownloadError) in
