@@ -54,8 +54,9 @@ let package = Package(
       name: "CCryptoShim",
       dependencies: ["CLibCrypto"]
     ),
-    // Where a path given for output leads: links followed, devices written into, files replaced
-    // atomically. Below the batch engine and the downloader, which both write files they are given.
+    // Where a path given for output leads (links followed, devices written into, files replaced
+    // atomically), and descriptors read whole. Below the batch engine and the downloader, which
+    // both read and write files they are given.
     .target(
       name: "OutputFiles"
     ),

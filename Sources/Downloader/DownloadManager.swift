@@ -137,16 +137,10 @@ public actor DownloadManager {
     guard status.st_mode & S_IFMT == S_IFREG else {
       throw DownloadError(.io, "cannot read the task list \(file.path): not a regular file")
     }
-    var data = Data()
-    var chunk = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-      let count = read(descriptor, &chunk, chunk.count)
-      if count == 0 { return data }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw failure(errno)
-      }
-      data.append(contentsOf: chunk[..<count])
+    do {
+      return try DescriptorReads.readAll(descriptor)
+    } catch {
+      throw failure(error.code)
     }
   }
 

@@ -174,12 +174,13 @@ package enum OutputTarget: Equatable, Sendable {
     defer { buffer.deallocate() }
     return withStream(path) { output in
       while true {
-        let count = read(input, buffer.baseAddress, buffer.count)
-        if count == 0 { return 0 }
-        if count < 0 {
-          if errno == EINTR { continue }
-          return errno
+        let count: Int
+        do throws(DescriptorReads.Failure) {
+          count = try DescriptorReads.read(input, into: buffer)
+        } catch {
+          return error.code
         }
+        if count == 0 { return 0 }
         let failure = writeAll(output, UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         if failure != 0 { return failure }
       }

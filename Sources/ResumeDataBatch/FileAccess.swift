@@ -9,33 +9,28 @@ package enum FileAccess {
   /// exhausting memory. Resume data and plists are far smaller.
   package static let maximumInputSize = 1 << 30
 
-  /// Reads from a file descriptor into a buffer, retrying when a signal interrupts the read.
+  /// Reads from a file descriptor into a buffer, retrying when a signal interrupts the read
+  /// (`DescriptorReads.read`).
   ///
   /// - Returns: the number of bytes read, 0 at the end of the input.
   /// - Throws: `InputReadError` with the system's reason ("Is a directory").
   package static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer)
     throws(InputReadError) -> Int
   {
-    while true {
-      let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
-      if count >= 0 { return count }
-      guard errno == EINTR else { throw InputReadError(errno: errno) }
+    do {
+      return try DescriptorReads.read(descriptor, into: buffer)
+    } catch {
+      throw InputReadError(error)
     }
   }
 
   /// Reads a descriptor to its end (standard input), at most `limit` bytes: more is an error
-  /// rather than memory exhausted by a mistaken `cat /dev/zero |`.
+  /// rather than memory exhausted by a mistaken `cat /dev/zero |` (`DescriptorReads.readAll`).
   package static func readAll(_ descriptor: Int32, limit: Int) throws(InputReadError) -> Data {
-    var data = Data()
-    let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
-    defer { chunk.deallocate() }
-    while true {
-      let count = try read(descriptor, into: chunk)
-      if count == 0 { return data }
-      guard count <= limit - data.count else {
-        throw InputReadError("larger than the \(limit)-byte input limit")
-      }
-      data.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[..<count]))
+    do {
+      return try DescriptorReads.readAll(descriptor, limit: limit)
+    } catch {
+      throw InputReadError(error)
     }
   }
 
@@ -188,6 +183,14 @@ package struct InputReadError: Error, LocalizedError, Sendable, Equatable {
 
   /// The error of a failed read.
   package init(errno code: Int32) { message = String(cString: strerror(code)) }
+
+  /// The error of a read that stopped.
+  package init(_ failure: DescriptorReads.Failure) {
+    switch failure {
+    case .system(let code): self.init(errno: code)
+    case .longerThan(let limit): self.init("larger than the \(limit)-byte input limit")
+    }
+  }
 
   /// The message, which `localizedDescription` gives.
   package var errorDescription: String? { message }

@@ -186,17 +186,14 @@ enum DownloadCommand {
       throw .usage("-o FILE is required (the download is written to a file)")
     }
     let destination = URL(fileURLWithPath: output).standardizedFileURL
+    // Checked now, not once the whole file has been fetched.
     let ownDirectory: URL
-    switch OutputTarget.resolve(destination.path) {
-    case .failure(let error):
-      // A name that can take no file (a directory, a block device, a loop of links) fails now,
-      // not once the whole file has been fetched.
-      throw CommandError(.failure, "cannot write: \(error.message)", file: output)
-    case .success(.stream):
+    switch try Files.outputTarget(output) {
+    case .stream:
       // A FIFO or a device (`-o /dev/null`) is written into at the end; its directory is no
       // place for a partial file.
       ownDirectory = FileManager.default.temporaryDirectory
-    case .success(.file):
+    case .file:
       ownDirectory = destination.deletingLastPathComponent()
     }
     let stateDirectory =

@@ -1,7 +1,6 @@
 import Dispatch
 import Downloader
 import Foundation
-import OutputFiles
 
 /// `resumedata downloads ACTION --state-dir DIR …`: the task list of a state directory.
 enum DownloadsCommand {
@@ -217,9 +216,7 @@ enum DownloadsCommand {
       guard let output = parsed.output else { throw .usage("add needs -o FILE") }
       let group = parsed.value("--group")
       let destination = URL(fileURLWithPath: output)
-      if case .failure(let error) = OutputTarget.resolve(destination.path) {
-        throw CommandError(.failure, "cannot write: \(error.message)", file: output)
-      }
+      _ = try Files.outputTarget(output)
       let id = try writing(directory) {
         () async throws(DownloadError) -> String in
         try await manager.add(url, destination: destination, group: group)

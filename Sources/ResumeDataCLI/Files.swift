@@ -1,4 +1,5 @@
 import Foundation
+import OutputFiles
 import ResumeDataBatch
 
 /// Reading inputs and writing outputs the way every subcommand does: `FileAccess` (which `batch`
@@ -47,13 +48,28 @@ enum Files {
     }
   }
 
+  /// Whether `path` names a directory (following links): nil when nothing is there.
+  static func isDirectory(_ path: String) -> Bool? {
+    var status = stat()
+    guard stat(path, &status) == 0 else { return nil }
+    return status.st_mode & S_IFMT == S_IFDIR
+  }
+
   /// Fails (exit 1) when `path` names something that is not a directory (following links); a
   /// path with nothing there yet is fine, as commands make their directories.
   static func requireDirectory(_ path: String, option: String) throws(CommandError) {
-    var status = stat()
-    guard stat(path, &status) == 0 else { return }
-    guard status.st_mode & S_IFMT == S_IFDIR else {
+    guard isDirectory(path) != false else {
       throw CommandError(.failure, "not a directory (\(option))", file: path)
+    }
+  }
+
+  /// Where writing to `path` leads (`OutputTarget.resolve`); a name that can take no file (a
+  /// directory, a block device, a loop of links) fails (exit 1), before any work is done for it.
+  static func outputTarget(_ path: String) throws(CommandError) -> OutputTarget {
+    switch OutputTarget.resolve(path) {
+    case .success(let target): return target
+    case .failure(let error):
+      throw CommandError(.failure, "cannot write: \(error.message)", file: path)
     }
   }
 

@@ -69,14 +69,11 @@ extension Arguments {
   /// partial file "missing" (exit 66 instead).
   func existingTemporaryDirectory() throws(CommandError) -> URL? {
     guard let path = value("--temp-dir") else { return nil }
-    var status = stat()
-    guard stat(path, &status) == 0 else {
-      throw CommandError(.unreadableInput, "no such directory (--temp-dir)", file: path)
+    switch Files.isDirectory(path) {
+    case true: return URL(fileURLWithPath: path, isDirectory: true)
+    case false: throw CommandError(.unreadableInput, "not a directory (--temp-dir)", file: path)
+    case nil: throw CommandError(.unreadableInput, "no such directory (--temp-dir)", file: path)
     }
-    guard status.st_mode & S_IFMT == S_IFDIR else {
-      throw CommandError(.unreadableInput, "not a directory (--temp-dir)", file: path)
-    }
-    return URL(fileURLWithPath: path, isDirectory: true)
   }
 }
 
