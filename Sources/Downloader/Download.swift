@@ -176,6 +176,14 @@ public actor Download {
   }
 
   private func drive() async -> DownloadResult {
+    // Held until the run ends, whatever way it ends.
+    let lock: PartialFileLock
+    do {
+      lock = try PartialFileLock(partialURL)
+    } catch {
+      return .failed(error, resumeData: nil)
+    }
+    defer { withExtendedLifetime(lock) {} }
     var restarts = 0
     let ownRange = record.current.headerFields.contains { HTTPFieldName.equal($0.name, "Range") }
     if restoredMap != nil || (connections > 1 && !ownRange) {

@@ -13,6 +13,8 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
     public static let invalidResumeData = Code(rawValue: "invalid-resume-data")
     /// The partial file's name could leave its directory, or its path lies outside the allowed ones.
     public static let unsafePartialFile = Code(rawValue: "unsafe-partial-file")
+    /// Another download (in this process or another) is writing the same partial file.
+    public static let partialFileInUse = Code(rawValue: "partial-file-in-use")
     /// The URL is not http or https.
     public static let unsupportedURL = Code(rawValue: "unsupported-url")
     /// A header field of the request could not be sent as it is: its name is not an HTTP token,

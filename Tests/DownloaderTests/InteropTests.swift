@@ -196,6 +196,54 @@ struct InteropTests {
     #expect(try Data(contentsOf: outside) == Data("not yours".utf8))
   }
 
+  @Test("A partial file another download is writing is left alone, and no request is made")
+  func partialFileInUse() async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let configuration = scratch.configuration()
+    let partial = configuration.temporaryDirectory.appendingPathComponent(
+      "CFNetworkDownload_held.tmp")
+    try FileManager.default.createDirectory(
+      at: configuration.temporaryDirectory, withIntermediateDirectories: true)
+    try sourceBytes.prefix(10).write(to: partial)
+    var blob = try blobOf10Bytes([
+      ResumeDataKey.tempFileName: .string("CFNetworkDownload_held.tmp")
+    ])
+    try blob.setURL(server.baseURL.appendingPathComponent("file").absoluteString)
+    let bytes = try blob.encoded()
+    // What a second download of the same blob, in this process or another, would hold.
+    let holder = open(partial.path, O_RDWR)
+    #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
+    let destination = scratch.file("out")
+    for connections in [1, 3] {
+      var configured = configuration
+      configured.connections = connections
+      let download = try Download(
+        resumeData: bytes, destination: destination, configuration: configured)
+      let (result, _) = await runCollecting(download)
+      #expect(
+        result
+          == .failed(
+            DownloadError(
+              .partialFileInUse,
+              "the partial file \(partial.path) is being written by another download; "
+                + "try again once it has ended"),
+            resumeData: nil))
+    }
+    #expect(server.requests.isEmpty)
+    #expect(try Data(contentsOf: partial) == sourceBytes.prefix(10))
+    #expect(!FileManager.default.fileExists(atPath: destination.path))
+    // Once it is released, the same blob resumes and finishes the file.
+    close(holder)
+    let download = try Download(
+      resumeData: bytes, destination: destination, configuration: configuration)
+    let (result, _) = await runCollecting(download)
+    #expect(result == .completed(file: destination, digest: sha256(sourceBytes)))
+    #expect(try Data(contentsOf: destination) == sourceBytes)
+  }
+
   @Test("A header field that cannot be sent as it is is refused, from a blob or the configuration")
   func invalidHeaders() throws {
     let scratch = try Scratch()

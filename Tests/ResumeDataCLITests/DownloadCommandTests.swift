@@ -49,7 +49,7 @@ struct DownloadCommandTests {
     #expect(!FileManager.default.fileExists(atPath: output + ".2"))
   }
 
-  @Test("resume: continues from a v2 blob and its partial file")
+  @Test("resume: continues from a v2 blob and its partial file, unless another download writes it")
   func resume() throws {
     let server = try TestHTTPServer()
     defer { server.stop() }
@@ -69,6 +69,21 @@ struct DownloadCommandTests {
     let blobPath = directory.appendingPathComponent("blob.plist").path
     try blob.encoded().write(to: URL(fileURLWithPath: blobPath))
     let output = directory.appendingPathComponent("out.bin").path
+    // While another download writes the partial file (this process holds its lock, as a second
+    // `resume` of the blob would), it is left alone.
+    let partial = directory.appendingPathComponent("CFNetworkDownload_x.tmp").path
+    let lock = open(partial, O_RDWR)
+    try #require(flock(lock, LOCK_EX | LOCK_NB) == 0)
+    let refused = try runExecutable(["resume", blobPath, "-o", output])
+    close(lock)
+    #expect(refused.0 == 1)
+    #expect(
+      refused.2
+        == "Error: partial-file-in-use: the partial file \(partial) is being written by another "
+        + "download; try again once it has ended\n")
+    #expect(server.requests.isEmpty)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: partial)) == payload.prefix(120_000))
+    #expect(!FileManager.default.fileExists(atPath: output + ".resumedata"))
     let (status, _, error) = try runExecutable(["resume", blobPath, "-o", output])
     #expect(status == 0)
     #expect(error.hasPrefix("resuming at byte 120000\n"))
