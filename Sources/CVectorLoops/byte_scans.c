@@ -85,3 +85,41 @@ int cvl_xml_is_plain_text(const uint8_t *text, size_t count) {
   }
   return 1;
 }
+
+int cvl_holds_line_break_or_nul(const uint8_t *text, size_t count) {
+  size_t position = 0;
+#if defined(__x86_64__)
+  for (; count - position >= 16; position += 16) {
+    __m128i bytes = _mm_loadu_si128((const __m128i *)(text + position));
+    __m128i wanted =
+        _mm_or_si128(equal(bytes, 0x00), _mm_or_si128(equal(bytes, 0x0A), equal(bytes, 0x0D)));
+    if (_mm_movemask_epi8(wanted)) return 1;
+  }
+#endif
+  for (; position < count; position++) {
+    uint8_t byte = text[position];
+    if (byte == 0x00 || byte == 0x0A || byte == 0x0D) return 1;
+  }
+  return 0;
+}
+
+// The token bytes, a bit each: 0x00-0x3F in the first word, 0x40-0x7F in the second.
+static const uint64_t token_bytes[2] = {
+    // ! # $ % & ' * + - . and the digits
+    (1ULL << '!') | (1ULL << '#') | (1ULL << '$') | (1ULL << '%') | (1ULL << '&') |
+        (1ULL << '\'') | (1ULL << '*') | (1ULL << '+') | (1ULL << '-') | (1ULL << '.') |
+        (0x3FFULL << '0'),
+    // the letters, ^ _ ` | ~
+    (0x3FFFFFFULL << ('A' - 64)) | (0x3FFFFFFULL << ('a' - 64)) | (1ULL << ('^' - 64)) |
+        (1ULL << ('_' - 64)) | (1ULL << ('`' - 64)) | (1ULL << ('|' - 64)) |
+        (1ULL << ('~' - 64)),
+};
+
+int cvl_is_http_token(const uint8_t *text, size_t count) {
+  if (count == 0) return 0;
+  for (size_t position = 0; position < count; position++) {
+    uint8_t byte = text[position];
+    if (byte >= 0x80 || !((token_bytes[byte >> 6] >> (byte & 63)) & 1)) return 0;
+  }
+  return 1;
+}

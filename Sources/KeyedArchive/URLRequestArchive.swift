@@ -308,6 +308,15 @@ public struct URLRequestArchive: Sendable, Hashable {
     }
   }
 
+  /// Whether every header field can be sent as it is (`URLRequestFields.Header.problem` is nil
+  /// for each); on a request read in place, checked on its bytes without making strings.
+  public var headerFieldsAreSendable: Bool {
+    if let fast, fast.headerFieldsAreSurelySendable { return true }
+    return headerFields.allSatisfy {
+      URLRequestFields.Header.isSendable(name: $0.name, value: $0.value)
+    }
+  }
+
   /// The header fields read straight from `NS.keys` and `NS.objects`, when the slot holds what
   /// CFNetwork writes: an NSDictionary or NSMutableDictionary whose keys and values all name plain
   /// string objects. Decoding it would give exactly these fields, through a typed value built only
@@ -525,27 +534,36 @@ extension URLRequestFields.Header {
   /// Why `name` cannot name a header field, or nil: it must be an HTTP token (RFC 9110 §5.6.2:
   /// visible ASCII but separators).
   public static func problem(withName name: String) -> String? {
-    let separators = Set("()<>@,;:\\\"/[]?={} \t")
-    guard !name.isEmpty,
-      name.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F })
-        && !name.contains(where: separators.contains)
-    else { return "\(String(reflecting: name)) is not an HTTP header name" }
-    return nil
+    isToken(name) ? nil : "\(String(reflecting: name)) is not an HTTP header name"
   }
 
   /// Why `value` cannot be the value of the field `name`, or nil: a line break or NUL would end
   /// the field, or the request, early (and let the value add fields of its own).
   public static func problem(withValue value: String, of name: String) -> String? {
-    // By scalar: "\r\n" is one Character, which a Character comparison would miss.
-    guard value.unicodeScalars.contains(where: { "\r\n\u{0}".unicodeScalars.contains($0) }) else {
-      return nil
-    }
-    return "the value of \(name) holds a line break or NUL"
+    isSendableValue(value) ? nil : "the value of \(name) holds a line break or NUL"
   }
 
   /// Why this field cannot be sent as it is, or nil.
   public var problem: String? {
     Self.problem(withName: name) ?? Self.problem(withValue: value, of: name)
+  }
+
+  /// Whether a field of this name and value can be sent as it is (`problem` is nil), found
+  /// without making the message: blobs are diagnosed by the thousand, and their fields are
+  /// nearly always fine.
+  public static func isSendable(name: String, value: String) -> Bool {
+    isToken(name) && isSendableValue(value)
+  }
+
+  private static func isToken(_ name: String) -> Bool {
+    var name = name
+    return name.withUTF8 { isHTTPToken(UnsafeRawBufferPointer($0)) }
+  }
+
+  // By byte: "\r\n" is one Character, which a Character comparison would miss.
+  private static func isSendableValue(_ value: String) -> Bool {
+    var value = value
+    return value.withUTF8 { !holdsLineBreakOrNul(UnsafeRawBufferPointer($0)) }
   }
 }
 

@@ -77,6 +77,12 @@ final class FastFields: Sendable {
     read(\.headers) { $0.headerFields() }
   }
 
+  /// `InPlaceRequest.headerFieldsAreSurelySendable()`, checked on each use (no string is made,
+  /// and a diagnosis asks once).
+  var headerFieldsAreSurelySendable: Bool {
+    state.withLock { $0.request.headerFieldsAreSurelySendable() }
+  }
+
   /// What `body` makes of the request read in place, under the mutex.
   func withRequest<Result>(_ body: (InPlaceRequest) -> Result) -> Result {
     state.withLock { body($0.request) }
@@ -351,8 +357,43 @@ struct InPlaceRequest {
 
   /// `headerFields` when `plainHeaderFields` reads them (or there are none); nil otherwise.
   func headerFields() -> [(name: String, value: String)]? {
-    guard let object = slotObject(.headerFields) else { return [] }
-    guard let classUID = archive.classUID(ofInstance: object),
+    guard let (keys, values) = plainHeaderArrays() else {
+      return slotObject(.headerFields) == nil ? [] : nil
+    }
+    var result = [(name: String, value: String)]()
+    result.reserveCapacity(plist.count(keys))
+    for position in 0..<plist.count(keys) {
+      guard let name = stringObject(plist.element(keys, position)),
+        let value = stringObject(plist.element(values, position))
+      else { return nil }
+      result.append((plist.string(name), plist.string(value)))
+    }
+    return result
+  }
+
+  /// Whether every field `headerFields()` reads is surely one that can be sent as it is: an ASCII
+  /// name that is an HTTP token, an ASCII value without a line break or NUL. Checked on the bytes,
+  /// making no string. False when one is not, or may not be (a UTF-16 string, a shape read the
+  /// eager way): the strings then tell.
+  func headerFieldsAreSurelySendable() -> Bool {
+    guard let (keys, values) = plainHeaderArrays() else {
+      return slotObject(.headerFields) == nil
+    }
+    for position in 0..<plist.count(keys) {
+      guard let name = stringObject(plist.element(keys, position)).flatMap(plist.asciiBytes),
+        let value = stringObject(plist.element(values, position)).flatMap(plist.asciiBytes),
+        isHTTPToken(name), !holdsLineBreakOrNul(value)
+      else { return false }
+    }
+    return true
+  }
+
+  /// The `NS.keys` and `NS.objects` arrays of the header fields' slot, when it holds what
+  /// CFNetwork writes (an NSDictionary or NSMutableDictionary of two arrays of one count, within
+  /// the visits decoding allows); nil for anything else, or no slot.
+  private func plainHeaderArrays() -> (keys: Int, values: Int)? {
+    guard let object = slotObject(.headerFields),
+      let classUID = archive.classUID(ofInstance: object),
       archive.mostDerivedClassIs(classUID, "NSDictionary")
         || archive.mostDerivedClassIs(classUID, "NSMutableDictionary"),
       let keys = plist.value(object, forKey: "NS.keys"), plist.isKind(keys, .array),
@@ -362,21 +403,15 @@ struct InPlaceRequest {
       1 + 2 * plist.count(keys) <= KeyedArchiveLimits.default.maximumVisits,
       KeyedArchiveLimits.default.effectiveMaximumDepth >= 1
     else { return nil }
-    func string(_ reference: Int) -> String? {
-      guard plist.isKind(reference, .uid) else { return nil }
-      let uid = plist.uid(reference)
-      guard uid != 0, uid < UInt64(archive.count) else { return nil }
-      let object = archive.object(uid)
-      return plist.isKind(object, .string) ? plist.string(object) : nil
-    }
-    var result = [(name: String, value: String)]()
-    result.reserveCapacity(plist.count(keys))
-    for position in 0..<plist.count(keys) {
-      guard let name = string(plist.element(keys, position)),
-        let value = string(plist.element(values, position))
-      else { return nil }
-      result.append((name, value))
-    }
-    return result
+    return (keys, values)
+  }
+
+  /// The string object a reference's UID names, or nil when it names anything else.
+  private func stringObject(_ reference: Int) -> Int? {
+    guard plist.isKind(reference, .uid) else { return nil }
+    let uid = plist.uid(reference)
+    guard uid != 0, uid < UInt64(archive.count) else { return nil }
+    let object = archive.object(uid)
+    return plist.isKind(object, .string) ? object : nil
   }
 }

@@ -98,6 +98,14 @@ extension ResumeData {
           "not-get", .error, "the request's method is \(method): only GET downloads resume",
           path: ResumeDataKey.currentRequest))
     }
+    // One finding, for the first field that cannot be sent (current request first).
+    if let problem = Self.unsendableHeaderProblem(current) {
+      found.append(
+        Self.unsendableHeader(problem, in: "current", path: ResumeDataKey.currentRequest))
+    } else if let problem = Self.unsendableHeaderProblem(originalRequest) {
+      found.append(
+        Self.unsendableHeader(problem, in: "original", path: ResumeDataKey.originalRequest))
+    }
     if entityTag == nil, serverDownloadDate == nil {
       found.append(
         Finding(
@@ -127,6 +135,27 @@ extension ResumeData {
     return found.enumerated().sorted {
       ($0.element.severity, -$0.offset) > ($1.element.severity, -$1.offset)
     }.map(\.element)
+  }
+
+  /// What is wrong with the first header field of `request` that cannot be sent as it is (a name
+  /// that is not an HTTP token, a value holding a line break or NUL), or nil.
+  static func unsendableHeaderProblem(_ request: URLRequestArchive?) -> String? {
+    guard let request, !request.headerFieldsAreSendable else { return nil }
+    for field in request.headerFields
+    where !URLRequestFields.Header.isSendable(name: field.name, value: field.value) {
+      return URLRequestFields.Header(field.name, field.value).problem
+    }
+    return nil
+  }
+
+  private static func unsendableHeader(_ problem: String, in which: String, path: String)
+    -> Finding
+  {
+    Finding(
+      "unsendable-header", .error,
+      "a header field of the \(which) request cannot be sent as it is: \(problem) "
+        + "(`resumedata edit --remove-header NAME` takes it out)",
+      path: path)
   }
 
   /// The size of a regular file, or nil when there is none (only its attributes are read).

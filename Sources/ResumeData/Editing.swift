@@ -101,13 +101,18 @@ extension ResumeData {
   /// request archives, or removes it when `value` is nil.
   ///
   /// - Returns: one `edited` finding per request archive changed.
-  /// - Throws: `ResumeDataError`: `.invalidEdit` for a name that is not an HTTP token or a value
-  ///   with a line break or NUL, `.unsupported` for Network.framework blobs or for adding a header
-  ///   to a request without an HTTP message, or a request archive's own error.
+  /// A field is removed by any name, so that one that cannot be sent (`unsendable-header`) can
+  /// be taken out.
+  ///
+  /// - Throws: `ResumeDataError`: `.invalidEdit` for adding a field whose name is not an HTTP
+  ///   token or whose value holds a line break or NUL, `.unsupported` for Network.framework blobs
+  ///   or for adding a header to a request without an HTTP message, or a request archive's own
+  ///   error.
   @discardableResult
   public mutating func setHeader(_ name: String, _ value: String?) throws -> [Finding] {
-    if let problem = URLRequestFields.Header.problem(withName: name)
-      ?? value.flatMap({ URLRequestFields.Header.problem(withValue: $0, of: name) })
+    if let value,
+      let problem = URLRequestFields.Header.problem(withName: name)
+        ?? URLRequestFields.Header.problem(withValue: value, of: name)
     {
       throw ResumeDataError(.invalidEdit, problem, at: ResumeDataKey.currentRequest)
     }

@@ -28,8 +28,8 @@ enum EditCommand {
                         regard to case, keeping its place). The first colon ends the
                         name; one space after it is not part of the value. Repeatable.
       --remove-header Name
-                        Removes the header of that name (without regard to case).
-                        Repeatable.
+                        Removes the header of that name (without regard to case), any
+                        name: also one that cannot be sent. Repeatable.
       -o, --output OUT  Where to write the blob (required); - is standard output, and the
                         findings then go to standard error. A file is replaced atomically,
                         never left half written.

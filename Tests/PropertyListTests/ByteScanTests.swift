@@ -3,33 +3,43 @@ import Foundation
 import PropertyList
 import Testing
 
-/// The byte scans the writers copy text by (CVectorLoops, sixteen bytes a step), against the rule
-/// each one states, byte by byte: every byte value at every position of a step and of the tail.
+/// The byte scans the writers copy text by and header fields are checked by (CVectorLoops, sixteen
+/// bytes a step, or a byte at a time for tokens), against the rule each one states, byte by byte:
+/// every byte value at every position of a step and of the tail.
 @Suite("Byte scans")
 struct ByteScanTests {
   // Each scan, and the bytes its rule picks.
   static let scans:
     [(
       name: String, scan: @Sendable (UnsafeRawBufferPointer) -> Bool,
-      picks: @Sendable (UInt8) -> Bool
+      picks: @Sendable (UInt8) -> Bool, picksNoBytes: Bool
     )] = [
-      ("JSON escapes", { jsonNeedsEscapes($0) }, { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }),
+      ("JSON escapes", { jsonNeedsEscapes($0) }, { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }, false),
       (
         "XML escaping",
         {
           cvl_xml_needs_escaping($0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count) != 0
         },
-        { [0x3C, 0x3E, 0x26, 0x0D, 0xEF].contains($0) || ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A) }
+        { [0x3C, 0x3E, 0x26, 0x0D, 0xEF].contains($0) || ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A) },
+        false
       ),
       (
         "XML plain text (negated)", { !XMLPropertyListWriter.isPlainText($0) },
-        { !((0x20..<0x7F).contains($0) || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }
+        { !((0x20..<0x7F).contains($0) || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }, false
+      ),
+      (
+        "Line break or NUL", { holdsLineBreakOrNul($0) }, { [0x00, 0x0A, 0x0D].contains($0) }, false
+      ),
+      (
+        // RFC 9110 §5.6.2: tchar is visible ASCII but the delimiters `"(),/:;<=>?@[\]{}`.
+        "HTTP token (negated)", { !isHTTPToken($0) },
+        { !(0x21..<0x7F).contains($0) || Array(#""(),/:;<=>?@[\]{}"#.utf8).contains($0) }, true
       ),
     ]
 
-  @Test("Each scan finds every byte its rule picks, at every position", arguments: 0..<3)
+  @Test("Each scan finds every byte its rule picks, at every position", arguments: 0..<5)
   func everyByteAtEveryPosition(_ index: Int) {
-    let (name, scan, picks) = Self.scans[index]
+    let (name, scan, picks, picksNoBytes) = Self.scans[index]
     // 37 bytes: two steps of sixteen and a tail of five. The filler is picked by no rule.
     for value in 0...255 {
       for position in 0..<37 {
@@ -39,6 +49,6 @@ struct ByteScanTests {
         #expect(found == picks(UInt8(value)), "\(name): byte \(value) at \(position)")
       }
     }
-    #expect(!scan(UnsafeRawBufferPointer(start: nil, count: 0)), "\(name): no bytes")
+    #expect(scan(UnsafeRawBufferPointer(start: nil, count: 0)) == picksNoBytes, "\(name): no bytes")
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KeyedArchive
 import ResumeData
 import ResumeDataCLI
 import Testing
@@ -123,6 +124,27 @@ struct ValidateCommandTests {
     #expect(actual == status)
     #expect(
       text(captured.standardOutput) == "\(resumeFixturePath("network-framework.blob")): \(line)\n")
+  }
+
+  @Test("A header field that cannot be sent makes a blob unresumable; edit takes it out")
+  func unsendableHeader() throws {
+    var blob = try ResumeData(decoding: resumeFixture("v2.xml.plist"))
+    var request = URLRequestFields(url: try #require(blob.currentRequest?.url))
+    request.headerFields = [URLRequestFields.Header("X-Inject", "a\r\nEvil: b")]
+    try blob.setEntry(
+      ResumeDataKey.currentRequest, .data(try URLRequestArchive(request).encoded()))
+    let input = try blob.encoded()
+    let (status, captured) = run(["validate", "-"], input: input)
+    #expect(status == .failure)
+    #expect(
+      text(captured.standardOutput) == """
+        -: not resumable: unsendable-header: a header field of the current request cannot be sent as it is: the value of X-Inject holds a line break or NUL (`resumedata edit --remove-header NAME` takes it out)
+        1 error in 1 of 1 file
+
+        """)
+    let edited = run(["edit", "-", "-o", "-", "--remove-header", "X-Inject"], input: input)
+    #expect(edited.0 == .success)
+    #expect(run(["validate", "-"], input: edited.1.standardOutput).0 == .success)
   }
 
   @Test("--temp-dir: a partial file missing from the directory is an error finding")

@@ -114,6 +114,64 @@ struct DiagnosisTests {
     #expect(try codes(entries).first == "not-get")
   }
 
+  @Test(
+    "A header field that cannot be sent is an error naming its request and field; removed, none",
+    arguments: [
+      (
+        [("X-Inject", "a\r\nEvil: b")], String?.none,
+        "a header field of the current request cannot be sent as it is: the value of X-Inject "
+          + "holds a line break or NUL",
+        ResumeDataKey.currentRequest
+      ),
+      (
+        [("X-Fine", "1"), ("Bad Name", "v")], nil,
+        "a header field of the current request cannot be sent as it is: \"Bad Name\" is not an "
+          + "HTTP header name",
+        ResumeDataKey.currentRequest
+      ),
+      (
+        [], "X-Nul",
+        "a header field of the original request cannot be sent as it is: the value of X-Nul "
+          + "holds a line break or NUL",
+        ResumeDataKey.originalRequest
+      ),
+      (
+        [("Ünï", "v")], nil,
+        "a header field of the current request cannot be sent as it is: \"Ünï\" is not an HTTP "
+          + "header name",
+        ResumeDataKey.currentRequest
+      ),
+    ] as [([(String, String)], String?, String, String)])
+  func unsendableHeader(
+    current: [(String, String)], originalNul: String?, message: String, path: String
+  ) throws {
+    func archive(_ fields: [(String, String)]) throws -> PropertyListValue {
+      var request = URLRequestFields(url: "https://example.com/file")
+      request.headerFields = fields.map { URLRequestFields.Header($0.0, $0.1) }
+      return .data(try URLRequestArchive(request).encoded())
+    }
+    var entries = try plainEntries(
+      version: 2, extra: [(ResumeDataKey.tempFileName, .string("CFNetworkDownload_x.tmp"))])
+    entries[ResumeDataKey.currentRequest] = try archive(current)
+    entries[ResumeDataKey.originalRequest] = try archive(
+      originalNul.map { [($0, "a\u{0}b")] } ?? [])
+    let blob = try ResumeData(decoding: try ResumeData(building: entries, as: .v2).encoded())
+    let found = blob.findings().filter { $0.code == "unsendable-header" }
+    #expect(
+      found
+        == [
+          Finding(
+            "unsendable-header", .error,
+            message + " (`resumedata edit --remove-header NAME` takes it out)", path: path)
+        ])
+    // Every field the finding could name, removed by its name.
+    var edited = blob
+    for name in current.map(\.0) + (originalNul.map { [$0] } ?? []) {
+      try edited.setHeader(name, nil)
+    }
+    #expect(!edited.findings().contains { $0.code == "unsendable-header" })
+  }
+
   @Test("The partial file is looked up by name in the directory, by size only")
   func partialFile() throws {
     let directory = try temporaryDirectory()

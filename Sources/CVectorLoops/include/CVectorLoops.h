@@ -57,6 +57,13 @@ int cvl_xml_needs_escaping(const uint8_t *text, size_t count);
 /// Whether `text` is printable ASCII (0x20 to 0x7E), tabs, LFs and CRs only.
 int cvl_xml_is_plain_text(const uint8_t *text, size_t count);
 
+/// Whether `text` holds a line feed, a carriage return or NUL: what ends an HTTP header field early.
+int cvl_holds_line_break_or_nul(const uint8_t *text, size_t count);
+
+/// Whether `text` is an HTTP token (RFC 9110 §5.6.2: one or more of `!#$%&'*+-.^_`|~`, digits and
+/// ASCII letters), a byte at a time (names are short).
+int cvl_is_http_token(const uint8_t *text, size_t count);
+
 // Binary plists' offset tables.
 
 /// Reads the `count` big-endian entries of `width` bytes (1 or 2, what files of up to 64 KiB use)

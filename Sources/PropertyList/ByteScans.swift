@@ -1,0 +1,14 @@
+import CVectorLoops
+
+/// Whether bytes hold a line feed, a carriage return or NUL (what ends an HTTP header field
+/// early), sixteen bytes a step (CVectorLoops): header values are checked on every blob diagnosed.
+package func holdsLineBreakOrNul(_ text: UnsafeRawBufferPointer) -> Bool {
+  cvl_holds_line_break_or_nul(text.baseAddress?.assumingMemoryBound(to: UInt8.self), text.count)
+    != 0
+}
+
+/// Whether bytes are an HTTP token (RFC 9110 §5.6.2): one or more of ``!#$%&'*+-.^_`|~``, digits
+/// and ASCII letters.
+package func isHTTPToken(_ text: UnsafeRawBufferPointer) -> Bool {
+  cvl_is_http_token(text.baseAddress?.assumingMemoryBound(to: UInt8.self), text.count) != 0
+}
