@@ -134,6 +134,17 @@ let requestVariants: [RequestVariant] = [
   },
 ]
 
+/// Requests holding one header field each that can or cannot be sent: ASCII and UTF-16 names and
+/// values, line breaks and NUL at each end and inside, values of a vector step and longer.
+let headerFieldVariants: [(String, String)] = [
+  ("X-Fine", "plain value"), ("X-Fine", String(repeating: "v", count: 40)), ("X Space", "v"),
+  ("X:Colon", "v"), ("", "v"), ("Ünï", "v"), ("X-UTF16", "välue"), ("X-Inject", "a\r\nEvil: b"),
+  ("X-End", String(repeating: "v", count: 31) + "\n"),
+  ("X-Start", "\r" + String(repeating: "v", count: 20)),
+  ("X-Nul", "a\u{0}b"), ("X-UTF16-Break", "ä\nb"), ("X-Tab", "a\tb"),
+  ("!#$%&'*+-.^_`|~09AZaz", "v"),
+]
+
 @Suite("Request fast path")
 struct RequestFastPathTests {
   @Test(
@@ -173,6 +184,21 @@ struct RequestFastPathTests {
         #expect(difference == nil, "byte \(position) ^ \(change)")
       }
     }
+  }
+
+  @Test(
+    "Whether header fields can be sent reads the same on both paths",
+    arguments: headerFieldVariants)
+  func headerFields(name: String, value: String) throws {
+    var fields = URLRequestFields(url: "https://example.com/file")
+    fields.headerFields = [.init("Accept", "*/*"), .init(name, value)]
+    let data = try URLRequestArchive(fields).encoded()
+    #expect(RequestDifferential.difference(data) == nil)
+    let request = try URLRequestArchive(decoding: data)
+    #expect(request.isReadInPlace)
+    #expect(
+      request.headerFieldsAreSendable
+        == (URLRequestFields.Header(name, value).problem == nil))
   }
 
   @Test("Unusual shapes read the same on both paths", arguments: requestVariants)
