@@ -308,6 +308,13 @@ public struct URLRequestArchive: Sendable, Hashable {
     }
   }
 
+  /// Whether this request and `other` are one decoding of the same bytes (a blob whose current
+  /// and original requests are the same archive decodes it once): what is true of one is true of
+  /// the other, without looking.
+  package func isSameDecoding(as other: URLRequestArchive) -> Bool {
+    storage === other.storage
+  }
+
   /// Whether every header field can be sent as it is (`URLRequestFields.Header.problem` is nil
   /// for each); on a request read in place, checked on its bytes without making strings.
   public var headerFieldsAreSendable: Bool {

@@ -102,7 +102,10 @@ extension ResumeData {
     if let problem = Self.unsendableHeaderProblem(current) {
       found.append(
         Self.unsendableHeader(problem, in: "current", path: ResumeDataKey.currentRequest))
-    } else if let problem = Self.unsendableHeaderProblem(originalRequest) {
+    } else if let original = originalRequest,
+      current.map({ !original.isSameDecoding(as: $0) }) ?? true,
+      let problem = Self.unsendableHeaderProblem(original)
+    {
       found.append(
         Self.unsendableHeader(problem, in: "original", path: ResumeDataKey.originalRequest))
     }
