@@ -86,14 +86,24 @@ int cvl_xml_is_plain_text(const uint8_t *text, size_t count) {
   return 1;
 }
 
+#if defined(__x86_64__)
+static inline int breaks_or_nul(const uint8_t *text) {
+  __m128i bytes = _mm_loadu_si128((const __m128i *)text);
+  __m128i wanted =
+      _mm_or_si128(equal(bytes, 0x00), _mm_or_si128(equal(bytes, 0x0A), equal(bytes, 0x0D)));
+  return _mm_movemask_epi8(wanted) != 0;
+}
+#endif
+
 int cvl_holds_line_break_or_nul(const uint8_t *text, size_t count) {
   size_t position = 0;
 #if defined(__x86_64__)
-  for (; count - position >= 16; position += 16) {
-    __m128i bytes = _mm_loadu_si128((const __m128i *)(text + position));
-    __m128i wanted =
-        _mm_or_si128(equal(bytes, 0x00), _mm_or_si128(equal(bytes, 0x0A), equal(bytes, 0x0D)));
-    if (_mm_movemask_epi8(wanted)) return 1;
+  if (count >= 16) {
+    for (; count - position >= 16; position += 16) {
+      if (breaks_or_nul(text + position)) return 1;
+    }
+    // The last sixteen bytes, some of them looked at already: no byte at a time.
+    return position < count && breaks_or_nul(text + count - 16);
   }
 #endif
   for (; position < count; position++) {
@@ -103,23 +113,25 @@ int cvl_holds_line_break_or_nul(const uint8_t *text, size_t count) {
   return 0;
 }
 
-// The token bytes, a bit each: 0x00-0x3F in the first word, 0x40-0x7F in the second.
-static const uint64_t token_bytes[2] = {
-    // ! # $ % & ' * + - . and the digits
-    (1ULL << '!') | (1ULL << '#') | (1ULL << '$') | (1ULL << '%') | (1ULL << '&') |
-        (1ULL << '\'') | (1ULL << '*') | (1ULL << '+') | (1ULL << '-') | (1ULL << '.') |
-        (0x3FFULL << '0'),
-    // the letters, ^ _ ` | ~
-    (0x3FFFFFFULL << ('A' - 64)) | (0x3FFFFFFULL << ('a' - 64)) | (1ULL << ('^' - 64)) |
-        (1ULL << ('_' - 64)) | (1ULL << ('`' - 64)) | (1ULL << ('|' - 64)) |
-        (1ULL << ('~' - 64)),
+// 1 for the bytes of a token, by byte value (a table: a name costs a load and a test a byte).
+// Ten consecutive byte values from `first`.
+#define TEN_FROM(first) \
+  [first] = 1, [first + 1] = 1, [first + 2] = 1, [first + 3] = 1, [first + 4] = 1, \
+  [first + 5] = 1, [first + 6] = 1, [first + 7] = 1, [first + 8] = 1, [first + 9] = 1
+static const uint8_t token_bytes[256] = {
+    ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1, ['+'] = 1,
+    ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1, ['~'] = 1,
+    TEN_FROM('0'), TEN_FROM('A'), TEN_FROM('A' + 10), ['A' + 20] = 1,
+    ['A' + 21] = 1, ['A' + 22] = 1, ['A' + 23] = 1, ['A' + 24] = 1, ['A' + 25] = 1,
+    TEN_FROM('a'), TEN_FROM('a' + 10), ['a' + 20] = 1, ['a' + 21] = 1,
+    ['a' + 22] = 1, ['a' + 23] = 1, ['a' + 24] = 1, ['a' + 25] = 1,
 };
+#undef TEN_FROM
 
 int cvl_is_http_token(const uint8_t *text, size_t count) {
   if (count == 0) return 0;
   for (size_t position = 0; position < count; position++) {
-    uint8_t byte = text[position];
-    if (byte >= 0x80 || !((token_bytes[byte >> 6] >> (byte & 63)) & 1)) return 0;
+    if (!token_bytes[text[position]]) return 0;
   }
   return 1;
 }

@@ -394,8 +394,9 @@ struct InPlaceRequest {
   private func plainHeaderArrays() -> (keys: Int, values: Int)? {
     guard let object = slotObject(.headerFields),
       let classUID = archive.classUID(ofInstance: object),
-      archive.mostDerivedClassIs(classUID, "NSDictionary")
-        || archive.mostDerivedClassIs(classUID, "NSMutableDictionary"),
+      // The class CFNetwork writes first.
+      archive.mostDerivedClassIs(classUID, "NSMutableDictionary")
+        || archive.mostDerivedClassIs(classUID, "NSDictionary"),
       let keys = plist.value(object, forKey: "NS.keys"), plist.isKind(keys, .array),
       let values = plist.value(object, forKey: "NS.objects"), plist.isKind(values, .array),
       plist.count(keys) == plist.count(values),
@@ -407,6 +408,7 @@ struct InPlaceRequest {
   }
 
   /// The string object a reference's UID names, or nil when it names anything else.
+  @inline(__always)
   private func stringObject(_ reference: Int) -> Int? {
     guard plist.isKind(reference, .uid) else { return nil }
     let uid = plist.uid(reference)
