@@ -40,13 +40,17 @@ struct ByteScanTests {
   @Test("Each scan finds every byte its rule picks, at every position", arguments: 0..<5)
   func everyByteAtEveryPosition(_ index: Int) {
     let (name, scan, picks, picksNoBytes) = Self.scans[index]
-    // 37 bytes: two steps of sixteen and a tail of five. The filler is picked by no rule.
-    for value in 0...255 {
-      for position in 0..<37 {
-        var text = [UInt8](repeating: UInt8(ascii: "a"), count: 37)
-        text[position] = UInt8(value)
-        let found = text.withUnsafeBytes { scan($0) }
-        #expect(found == picks(UInt8(value)), "\(name): byte \(value) at \(position)")
+    // Lengths below a step, of one, two and a part, and 37 (two steps and a tail of five). The
+    // filler is picked by no rule.
+    for length in [1, 5, 15, 16, 17, 31, 32, 37] {
+      for value in 0...255 {
+        for position in 0..<length {
+          var text = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+          text[position] = UInt8(value)
+          let found = text.withUnsafeBytes { scan($0) }
+          #expect(
+            found == picks(UInt8(value)), "\(name): byte \(value) at \(position) of \(length)")
+        }
       }
     }
     #expect(scan(UnsafeRawBufferPointer(start: nil, count: 0)) == picksNoBytes, "\(name): no bytes")
