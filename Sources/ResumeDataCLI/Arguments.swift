@@ -65,6 +65,16 @@ struct Arguments {
       streams.print(spec.help(action: parsed.positionals.first))
       return nil
     }
+    // An empty path names no file: taken as the current directory, it would lead a command to
+    // write beside it (`download -o ''` wrote FILE.resumedata into the parent directory).
+    for option in options where option.value == .file || option.value == .directory {
+      if let given = parsed.occurrences(of: Set(option.names)).first(where: { $0.value.isEmpty }) {
+        throw .usage("\(given.name) needs a path, not an empty string")
+      }
+    }
+    if spec.arguments == .file, parsed.positionals.contains("") {
+      throw .usage("an empty string is not a FILE")
+    }
     return parsed
   }
 

@@ -107,7 +107,20 @@ struct DownloadCommandTests {
         ["download", "ftp://127.0.0.1/x", "-o", "/tmp/x"],
         "Error: ftp://127.0.0.1/x is not an http or https URL"
       ),
+      (
+        ["download", "http://127.0.0.1:9/x", "-o", ""],
+        "Error: -o needs a path, not an empty string"
+      ),
+      (
+        ["download", "http://127.0.0.1:9/x", "-o", "/tmp/x", "--temp-dir="],
+        "Error: --temp-dir needs a path, not an empty string"
+      ),
+      (["resume", "", "-o", "/tmp/x"], "Error: an empty string is not a FILE"),
       (["downloads", "list"], "Error: downloads needs --state-dir DIR"),
+      (
+        ["downloads", "list", "--state-dir", ""],
+        "Error: --state-dir needs a path, not an empty string"
+      ),
       (
         ["downloads", "fly", "--state-dir", "/tmp"],
         "Error: unknown action 'fly' (list, add, run, pause, resume, cancel)"

@@ -62,6 +62,12 @@ struct ResumeCommandErrorTests {
         "unknown target 'ios14'; valid targets: ios10.0-10.1, ios10.2-10.3, ios11.0-11.2, ios11.3+, ios12, ios13+, network-framework, linux, macos10.12-10.12.1, macos10.12.2-10.12.6, macos10.13-10.13.3, macos10.13.4+, macos10.14, macos10.15+"
       ),
       (["validate", v2, "--bogus"], "unknown option '--bogus'"),
+      (["convert", "", "--to", "keyed", "-o", "-"], "an empty string is not a FILE"),
+      (
+        ["repair", v2, "--target", "ios12", "--output", ""],
+        "--output needs a path, not an empty string"
+      ),
+      (["validate", v2, "--temp-dir", ""], "--temp-dir needs a path, not an empty string"),
     ] as [([String], String)])
   func usage(arguments: [String], message: String) {
     let (status, captured) = run(arguments)
