@@ -15,6 +15,8 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
     public static let unsafePartialFile = Code(rawValue: "unsafe-partial-file")
     /// Another download (in this process or another) is writing the same partial file.
     public static let partialFileInUse = Code(rawValue: "partial-file-in-use")
+    /// A download manager already has a task for another URL to the same destination.
+    public static let duplicateDestination = Code(rawValue: "duplicate-destination")
     /// The URL is not http or https.
     public static let unsupportedURL = Code(rawValue: "unsupported-url")
     /// A header field of the request could not be sent as it is: its name is not an HTTP token,

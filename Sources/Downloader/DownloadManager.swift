@@ -207,16 +207,23 @@ public actor DownloadManager {
   /// same place: a duplicate is never started twice.
   ///
   /// - Returns: the task's identifier.
-  /// - Throws: `DownloadError` with `.io` when the task list cannot be written; the task is then
-  ///   not added.
+  /// - Throws: `DownloadError` with `.duplicateDestination` when another URL's task has the same
+  ///   destination (the two would finish into one file, the last one's bytes kept);
+  ///   `.io` when the task list cannot be written. The task is then not added.
   @discardableResult
   public func add(_ url: URL, destination: URL, group: String? = nil) throws(DownloadError)
     -> TaskID
   {
     let destinationPath = destination.standardizedFileURL.path
-    if let existing = order.first(where: {
-      records[$0]?.url == url.absoluteString && records[$0]?.destination == destinationPath
-    }) {
+    if let existing = order.first(where: { records[$0]?.destination == destinationPath }),
+      let record = records[existing]
+    {
+      guard record.url == url.absoluteString else {
+        throw DownloadError(
+          .duplicateDestination,
+          "\(destinationPath) is already the destination of task \(existing) (\(record.url)); "
+            + "cancel that task first, or choose another file")
+      }
       return existing
     }
     let id = UUID().uuidString.lowercased()

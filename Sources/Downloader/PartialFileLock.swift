@@ -5,8 +5,8 @@ import Foundation
 #endif
 
 /// The lock a running download holds on its partial file, so that two downloads never write into
-/// one file (two `resume`s of the same blob, or one blob added twice to a manager, would otherwise
-/// append the same range twice and splice the file).
+/// one file (two `resume`s of the same blob at once would otherwise append the same range twice
+/// and splice the file).
 ///
 /// `flock` on a descriptor of its own, taken before the first request and released when the run
 /// ends. The kernel ties the lock to that descriptor, not to the process, so a second download

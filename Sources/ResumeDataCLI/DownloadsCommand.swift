@@ -76,7 +76,8 @@ enum DownloadsCommand {
           OVERVIEW: Queue a download in a state directory.
 
           Adds a task that downloads URL to FILE and prints its ID; the same URL to the same
-          FILE is not added twice (its ID is printed again). Nothing is transferred until
+          FILE is not added twice (its ID is printed again), and another URL to a FILE a task
+          already has is refused (exit 1). Nothing is transferred until
           `resumedata downloads run`.
 
           USAGE: resumedata downloads add URL -o FILE --state-dir DIR [--group NAME] [--json]

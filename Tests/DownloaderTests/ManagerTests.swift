@@ -224,4 +224,30 @@ struct ManagerTests {
     }
     #expect(await manager.tasks().isEmpty)
   }
+
+  @Test("A second URL to a task's destination is refused; the same URL gives the same task")
+  func duplicateDestination() async throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let manager = try DownloadManager(
+      stateDirectory: scratch.file("state"), startsAutomatically: false)
+    let first = URL(string: "http://127.0.0.1:9/a")!
+    let id = try await manager.add(first, destination: scratch.file("out"))
+    // The same place spelled otherwise.
+    let respelled = scratch.file("sub/../out")
+    #expect(try await manager.add(first, destination: respelled) == id)
+    await #expect(
+      throws: DownloadError(
+        .duplicateDestination,
+        "\(scratch.file("out").standardizedFileURL.path) is already the destination of task "
+          + "\(id) (http://127.0.0.1:9/a); cancel that task first, or choose another file")
+    ) {
+      try await manager.add(URL(string: "http://127.0.0.1:9/b")!, destination: respelled)
+    }
+    #expect(await manager.tasks().map(\.id) == [id])
+    try await manager.cancel(id)
+    let other = try await manager.add(
+      URL(string: "http://127.0.0.1:9/b")!, destination: scratch.file("out"))
+    #expect(await manager.tasks().map(\.id) == [other])
+  }
 }
