@@ -82,13 +82,15 @@ struct NetworkFrameworkParts: Sendable {
   init?(view: KeyedArchiveView) {
     let table = view.table
     let root = view.object(view.rootUID)
-    // The UID a reference field names, or nil for one that is absent, nil or held inline.
+    // The UID a reference field names, or nil for one that is absent, nil or held inline. Nil is
+    // UID 0 alone, as decoding reads it: another object that is the string "$null" decodes to
+    // that string, which `init(info:)` archives like any other value.
     func reference(_ field: StaticString) -> UInt64? {
       guard let value = table.value(root, forKey: field), table.isKind(value, .uid) else {
         return nil
       }
       let uid = table.uid(value)
-      return uid == 0 || view.isNull(uid) ? nil : uid
+      return uid == 0 ? nil : uid
     }
     // One writer for every object, and for the check of the root.
     var writer = SubArchiveWriter(view: view)

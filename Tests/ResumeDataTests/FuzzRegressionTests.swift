@@ -33,6 +33,16 @@ struct ResumeFuzzRegressionTests {
     if let resume = try? ResumeData(decoding: data) { #expect(resume == resume) }
   }
 
+  /// The fuzz harness's first check: what the writer makes from a blob's bytes (a
+  /// Network.framework blob's requests and response archived on their own, its root's entries) is
+  /// what it makes from the decoded tree.
+  @Test(
+    "Each find is written alike from its bytes and from its tree", arguments: resumeFuzzRegressions)
+  func writer(name: String) throws {
+    guard let resume = try resumeFuzzFind(name) else { return }
+    #expect(ResumeDifferential.writerDifference(resume) == nil)
+  }
+
   /// The fuzz harness's property: a blob that reads re-encodes in its own form to one that reads
   /// the same.
   @Test("Each find is refused cleanly or round-trips", arguments: resumeFuzzRegressions)
