@@ -189,7 +189,11 @@ extension URLRequestArchive {
             ascii: UnsafeRawBufferPointer(
               start: rootKey.utf8Start, count: rootKey.utf8CodeUnitCount)))
       }
-      guard archive.plist.renamesOnly(replacements) else { return nil }
+      // The request's dictionary and `$top`, which hold the renamed keys, once each.
+      guard
+        archive.plist.renamesOnly(
+          replacements, containers: [request.fields, archive.topDictionary])
+      else { return nil }
       // Distinct keys name distinct slots: as many named with a UID other than 0, each as before,
       // are the same slots (UID 0 is what `findSlotUIDs` leaves a slot no key names).
       let keepsRequest = readLayout == target && slotsAgree && slotsNamed == slotsNamedBefore

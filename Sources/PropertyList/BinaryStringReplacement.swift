@@ -27,9 +27,14 @@ extension BinaryPropertyListView {
   /// each reference whether it is a key's, and a value with a new key's text is rare (it is then
   /// left to rebuilding, which writes the same bytes renaming would).
   ///
+  /// `containers` are dictionaries that hold renamed keys and must be referenced once as well: a
+  /// dictionary that a second place holds as a plain value would have its keys renamed there too,
+  /// where rebuilding renames them only where it means them (a fuzz find: a request whose field
+  /// held `$top` itself).
+  ///
   /// One pass over the objects, their bytes read directly: the check costs about what a copy of
   /// the plist does.
-  package func renamesOnly(_ replacements: [StringReplacement]) -> Bool {
+  package func renamesOnly(_ replacements: [StringReplacement], containers: [Int] = []) -> Bool {
     guard !replacements.isEmpty else { return true }
     let objectCount = self.objectCount
     let words = (objectCount &+ 63) / 64
@@ -52,6 +57,14 @@ extension BinaryPropertyListView {
         renamed[object >> 6] |= 1 << UInt64(object & 63)
         let text = replacement.ascii
         signatures |= Self.signature(text.count, text.last ?? 0)
+      }
+      // Marked as the renamed strings are, for the walk to count their references; only strings
+      // are ever compared with the new texts.
+      for container in containers {
+        guard container >= 0, container < objectCount, container != topObjectIndex,
+          base.load(fromByteOffset: offsets[container], as: UInt8.self) >> 4 == 0xD
+        else { return false }
+        renamed[container >> 6] |= 1 << UInt64(container & 63)
       }
       let walked: Bool
       switch referenceSize {
