@@ -98,12 +98,10 @@ extension ResumeData {
   }
 
   /// Adds or replaces (matched without regard to ASCII case, keeping its place) a header field of both
-  /// request archives, or removes it when `value` is nil.
+  /// request archives, or removes it when `value` is nil. A field is removed by any name, so that
+  /// one that cannot be sent (`unsendable-header`) can be taken out.
   ///
   /// - Returns: one `edited` finding per request archive changed.
-  /// A field is removed by any name, so that one that cannot be sent (`unsendable-header`) can
-  /// be taken out.
-  ///
   /// - Throws: `ResumeDataError`: `.invalidEdit` for adding a field whose name is not an HTTP
   ///   token or whose value holds a line break or NUL, `.unsupported` for Network.framework blobs
   ///   or for adding a header to a request without an HTTP message, or a request archive's own
