@@ -55,8 +55,8 @@ let package = Package(
       dependencies: ["CLibCrypto"]
     ),
     // Where a path given for output leads (links followed, devices written into, files replaced
-    // atomically), and descriptors read whole. Below the batch engine and the downloader, which
-    // both read and write files they are given.
+    // atomically), descriptors read whole, and exclusive file locks. Below the batch engine and
+    // the downloader, which both read and write files they are given.
     .target(
       name: "OutputFiles"
     ),

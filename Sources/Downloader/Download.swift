@@ -145,6 +145,30 @@ public actor Download {
     }
   }
 
+  /// The lock a run holds on its partial file, so that two downloads never write into one file:
+  /// two `resume`s of the same blob at once would otherwise append the same range twice and splice
+  /// it. Taken on a descriptor of its own (`ExclusiveLock`), creating the file and its directory
+  /// when missing; the file's readers and writers open it apart and take no lock, so the run never
+  /// stands in its own way (segments falling back to one connection). A file that cannot be opened
+  /// or locked for another reason (a file system without locks) is left unlocked (nil): opening it
+  /// to write reports the first, and the second only loses this check.
+  ///
+  /// - Throws: `DownloadError` with `.partialFileInUse` when another download holds it.
+  private static func lockPartialFile(_ url: URL) throws(DownloadError) -> ExclusiveLock? {
+    try? FileManager.default.createDirectory(
+      at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+    do {
+      return try ExclusiveLock(url.path)
+    } catch .held {
+      throw DownloadError(
+        .partialFileInUse,
+        "the partial file \(url.path) is being written by another download; "
+          + "try again once it has ended")
+    } catch {
+      return nil
+    }
+  }
+
   /// The partial file.
   public nonisolated var partialFile: URL { partialURL }
 
@@ -177,9 +201,9 @@ public actor Download {
 
   private func drive() async -> DownloadResult {
     // Held until the run ends, whatever way it ends.
-    let lock: PartialFileLock
+    let lock: ExclusiveLock?
     do {
-      lock = try PartialFileLock(partialURL)
+      lock = try Self.lockPartialFile(partialURL)
     } catch {
       return .failed(error, resumeData: nil)
     }

@@ -39,8 +39,7 @@ enum HTTPExchange {
   /// Why a redirect is not followed: only to http and https, as a download only starts from
   /// them. libcurl, under Foundation on Linux, would follow one to ftp as well.
   static func refusal(ofRedirectTo request: URLRequest) -> DownloadError? {
-    let scheme = request.url?.scheme?.lowercased()
-    guard scheme != "http", scheme != "https" else { return nil }
+    if let url = request.url, ResumePlan.isHTTP(url.absoluteString) { return nil }
     return DownloadError(
       .unsupportedURL,
       "redirected to \(request.url?.absoluteString ?? "no URL"), which is not an http or https URL")

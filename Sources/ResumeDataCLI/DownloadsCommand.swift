@@ -1,6 +1,7 @@
 import Dispatch
 import Downloader
 import Foundation
+import OutputFiles
 
 /// `resumedata downloads ACTION --state-dir DIR …`: the task list of a state directory.
 enum DownloadsCommand {
@@ -194,8 +195,8 @@ enum DownloadsCommand {
     // One command at a time changes a state directory: two runs would fetch the same tasks into
     // the same partial files, and a task added while a run goes on would be lost when the run
     // next writes its list. Listing reads a list that is only ever replaced whole.
-    let lock = action == "list" ? nil : try StateDirectoryLock(directory)
-    defer { lock?.release() }
+    let lock = action == "list" ? nil : try lockStateDirectory(directory)
+    defer { withExtendedLifetime(lock) {} }
     let manager: DownloadManager
     do {
       manager = try DownloadManager(
@@ -357,40 +358,30 @@ enum DownloadsCommand {
 }
 
 /// The lock a `downloads` command other than `list` holds on its state directory until it ends:
-/// `flock` on `DIR/downloads.lock`, which the kernel releases when the process ends, killed or
-/// not, so a lock is never left behind; the file itself stays.
-private struct StateDirectoryLock {
-  private let descriptor: Int32
-
-  /// Takes the lock, making the directory if it is missing; fails at once when it is held.
-  init(_ directory: String) throws(CommandError) {
-    do {
-      try FileManager.default.createDirectory(
-        atPath: directory, withIntermediateDirectories: true)
-    } catch {
-      throw CommandError(.failure, "cannot make the state directory", file: directory)
-    }
-    let path = (directory.hasSuffix("/") ? directory : directory + "/") + "downloads.lock"
-    descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-    guard descriptor >= 0 else {
-      throw CommandError(
-        .failure, "cannot open \(path): \(String(cString: strerror(errno)))", file: directory)
-    }
-    guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-      let code = errno
-      close(descriptor)
+/// `DIR/downloads.lock` (`ExclusiveLock`; the file itself stays). Makes the directory if it is
+/// missing; fails at once when another command holds it.
+private func lockStateDirectory(_ directory: String) throws(CommandError) -> ExclusiveLock {
+  do {
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+  } catch {
+    throw CommandError(.failure, "cannot make the state directory", file: directory)
+  }
+  let path = (directory.hasSuffix("/") ? directory : directory + "/") + "downloads.lock"
+  do {
+    return try ExclusiveLock(path)
+  } catch {
+    switch error {
+    case .held:
       throw CommandError(
         .failure,
-        code == EWOULDBLOCK
-          ? "another downloads command is using this state directory (a run still going?); "
-            + "try again once it has ended"
-          : "cannot lock \(path): \(String(cString: strerror(code)))",
+        "another downloads command is using this state directory (a run still going?); "
+          + "try again once it has ended",
         file: directory)
+    case .system(let code):
+      throw CommandError(
+        .failure, "cannot lock \(path): \(String(cString: strerror(code)))", file: directory)
     }
   }
-
-  /// Releases the lock.
-  func release() { close(descriptor) }
 }
 
 /// A value handed from a task to a waiting thread; the semaphore orders the write and the read.
