@@ -106,7 +106,7 @@ public actor DownloadManager {
         at: base.temporaryDirectory, withIntermediateDirectories: true)
     } catch {
       throw DownloadError(
-        .io, "cannot use the state directory \(stateDirectory.path): \(Self.reason(error))")
+        .io, "cannot use the state directory \(stateDirectory.path): \(systemReason(error))")
     }
     let list = stateDirectory.appendingPathComponent("tasks.json")
     if let data = try Self.readList(list) {
@@ -154,7 +154,7 @@ public actor DownloadManager {
       throw DownloadError(
         .io, "\(file.path) is not a task list: \(describe(error, in: data))")
     } catch {
-      throw DownloadError(.io, "\(file.path) is not a task list: \(reason(error))")
+      throw DownloadError(.io, "\(file.path) is not a task list: \(systemReason(error))")
     }
   }
 
@@ -188,19 +188,6 @@ public actor DownloadManager {
     let steps = codingPath.map { key in key.intValue.map { "[\($0)]" } ?? "." + key.stringValue }
     let text = steps.joined()
     return (text.hasPrefix(".") ? String(text.dropFirst()) : text) + ": "
-  }
-
-  /// The system's reason for a failed file operation ("Is a directory"), when Foundation has one.
-  private static func reason(_ error: any Error) -> String {
-    let error = error as NSError
-    let posix =
-      error.domain == NSPOSIXErrorDomain
-      ? error
-      : (error.userInfo[NSUnderlyingErrorKey] as? NSError).flatMap {
-        $0.domain == NSPOSIXErrorDomain ? $0 : nil
-      }
-    if let posix { return String(cString: strerror(Int32(posix.code))) }
-    return error.localizedDescription
   }
 
   /// Adds a download, or returns the task that already fetches (or fetched) the same URL to the

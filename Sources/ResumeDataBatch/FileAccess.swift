@@ -58,7 +58,7 @@ package enum FileAccess {
     do {
       handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
     } catch {
-      throw FileAccessError(.unreadable, "cannot open: \(reason(error))", file: path)
+      throw FileAccessError(.unreadable, "cannot open: \(systemReason(error))", file: path)
     }
     defer { try? handle.close() }
     do {
@@ -71,7 +71,7 @@ package enum FileAccess {
     } catch let error as FileAccessError {
       throw error
     } catch {
-      throw FileAccessError(.unreadable, "cannot read: \(reason(error))", file: path)
+      throw FileAccessError(.unreadable, "cannot read: \(systemReason(error))", file: path)
     }
   }
 
@@ -131,20 +131,6 @@ package enum FileAccess {
       }
     }
     try write(data, to: target)
-  }
-
-  private static func reason(_ error: Error) -> String {
-    let nsError = error as NSError
-    if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
-      underlying.domain == NSPOSIXErrorDomain,
-      let message = strerror(Int32(underlying.code))
-    {
-      return String(cString: message)
-    }
-    if nsError.domain == NSPOSIXErrorDomain, let message = strerror(Int32(nsError.code)) {
-      return String(cString: message)
-    }
-    return nsError.localizedDescription
   }
 }
 
