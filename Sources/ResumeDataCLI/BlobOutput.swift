@@ -22,7 +22,7 @@ struct BlobOutput {
     }
     self.path = path
     json = parsed.has("--json")
-    toStandardOutput = path == "-" || streams.isStandardOutput(path)
+    toStandardOutput = streams.writesToStandardOutput(path)
   }
 
   /// Writes `blob` and reports `findings`. A nil blob (a repair refused it) writes nothing: the

@@ -37,7 +37,7 @@ enum Files {
   /// Writes an output file atomically (`FileAccess.write`); `-`, or a name for the file standard
   /// output is (`/dev/stdout`), writes to standard output.
   static func write(_ data: Data, to path: String, streams: Streams) throws(CommandError) {
-    if path == "-" || streams.isStandardOutput(path) {
+    if streams.writesToStandardOutput(path) {
       streams.writeStandardOutput(data)
       return
     }

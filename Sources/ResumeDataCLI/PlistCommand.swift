@@ -58,8 +58,7 @@ enum PlistCommand {
       throw .usage("--to must be xml, binary or json, not '\(target)'")
     }
     let output = parsed.output ?? "-"
-    if output == "-" || streams.isStandardOutput(output), target == "binary",
-      streams.standardOutputIsTerminal
+    if streams.writesToStandardOutput(output), target == "binary", streams.standardOutputIsTerminal
     {
       throw .usage(
         "refusing to write a binary plist to a terminal; use -o FILE or redirect the output")

@@ -57,8 +57,7 @@ extension Arguments {
     return (generation, format, infoVersion)
   }
 
-  /// The `--temp-dir` directory, if given.
-  /// `--temp-dir`, where a conversion or a repair puts a blob's partial file: a path for the
+  /// `--temp-dir`, if given: where a conversion or a repair puts a blob's partial file: a path for the
   /// system that will resume it, which need not be there on this one.
   var temporaryDirectory: URL? {
     value("--temp-dir").map { URL(fileURLWithPath: $0, isDirectory: true) }

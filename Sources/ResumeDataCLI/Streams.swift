@@ -25,6 +25,11 @@ public struct Streams: Sendable {
   /// rather than through a second descriptor that would write over it from its start.
   public var isStandardOutput: @Sendable (String) -> Bool
 
+  /// Whether output named `path` goes to standard output: `-`, or a name for the file it is.
+  func writesToStandardOutput(_ path: String) -> Bool {
+    path == "-" || isStandardOutput(path)
+  }
+
   /// Creates streams from closures.
   ///
   /// - Parameters:
