@@ -31,15 +31,21 @@ package final class BinaryPropertyListView {
 
   /// Checks a binary property list.
   ///
-  /// - Parameter walkOnly: skip the one-pass scan and walk from the top (for comparing the two).
+  /// - Parameters:
+  ///   - walkOnly: skip the one-pass scan and walk from the top (for comparing the two).
+  ///   - referenceScan: make the one pass with the scan written in Swift, which the one in C must
+  ///     agree with (for comparing the two).
   /// - Throws: the `PropertyListError` `BinaryPropertyListReader.read` throws for these bytes.
-  package init(validating data: Data, limits: PropertyListLimits, walkOnly: Bool = false) throws {
+  package init(
+    validating data: Data, limits: PropertyListLimits, walkOnly: Bool = false,
+    referenceScan: Bool = false
+  ) throws {
     let storage = try Self.copy(data, limits: limits)
     do {
       var parser = try BinaryParser<SpanBuilder>(UnsafeRawBufferPointer(storage), limits: limits)
       // One pass in index order accepts what writers produce; the walk from the top decides the
       // rest, with the reader's exact error.
-      wasScanned = !walkOnly && parser.scanEveryObject()
+      wasScanned = !walkOnly && parser.scanEveryObject(reference: referenceScan)
       if !wasScanned {
         parser.builder.keyStack.reserveCapacity(64)
         _ = try parser.readTop()
@@ -284,6 +290,37 @@ public enum BinaryViewDifferential {
     (try? BinaryPropertyListView(validating: data, limits: limits))?.wasScanned ?? false
   }
 
+  /// Nil when the one-pass scan in C and the reference scan written in Swift decide alike: both
+  /// accept, with the same `dictionariesArePlain`, `maximumUID` and contents recorded for every
+  /// object, or both leave the file to the walk (and so give its same outcome); else what differs.
+  public static func scanDifference(_ data: Data, limits: PropertyListLimits = .default) -> String?
+  {
+    let inC = Result { try BinaryPropertyListView(validating: data, limits: limits) }
+    let inSwift = Result {
+      try BinaryPropertyListView(validating: data, limits: limits, referenceScan: true)
+    }
+    switch (inC, inSwift) {
+    case (.failure(let first), .failure(let second)):
+      return "\(first)" == "\(second)" ? nil : "errors differ: \(first) vs \(second)"
+    case (.success, .failure(let error)), (.failure(let error), .success):
+      return "one scan's view refuses what the other's accepts: \(error)"
+    case (.success(let c), .success(let swift)):
+      if c.wasScanned != swift.wasScanned {
+        return "the scan in C \(c.wasScanned ? "accepts" : "gives up on") the file, the reference "
+          + (swift.wasScanned ? "accepts it" : "gives up")
+      }
+      if c.dictionariesArePlain != swift.dictionariesArePlain {
+        return "dictionariesArePlain differs: \(c.dictionariesArePlain) in C"
+      }
+      if c.maximumUID != swift.maximumUID {
+        return "maximumUID differs: \(String(describing: c.maximumUID)) in C"
+      }
+      return (c.differingContents(swift) ?? swift.differingContents(c)).map {
+        "object \($0): recorded contents differ"
+      }
+    }
+  }
+
   /// Whether every view made from what its writer knows of the bytes is checked against the view
   /// that checking them makes, stopping the process on any difference (always so in debug
   /// builds): for fuzzing.
@@ -319,7 +356,11 @@ public enum BinaryViewDifferential {
   /// error, or both accepted with the same contents recorded for every object the walk reached,
   /// the scan's `dictionariesArePlain` only where the walk's holds, and its `maximumUID` no lower;
   /// else what differs.
+  /// The scan in C is first compared with the reference scan (`scanDifference`).
   public static func difference(_ data: Data, limits: PropertyListLimits = .default) -> String? {
+    if let difference = scanDifference(data, limits: limits) {
+      return "the scans in C and Swift differ: \(difference)"
+    }
     let scanned = Result { try BinaryPropertyListView(validating: data, limits: limits) }
     let walked = Result {
       try BinaryPropertyListView(validating: data, limits: limits, walkOnly: true)

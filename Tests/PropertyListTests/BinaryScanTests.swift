@@ -330,3 +330,151 @@ struct WrittenViewTests {
     #expect(Self.difference(Self.contents, limits: limits) == expected)
   }
 }
+
+/// A plist of one array (object 0) of `objects` (objects 1...), with references of
+/// `referenceSize` bytes: the shapes where the scan in C and the reference scan in Swift could
+/// part (widths, long counts, edge values), each decided by both alike.
+func arrayPlist(_ objects: [[UInt8]], referenceSize: Int = 1) -> Data {
+  func bigEndian(_ value: Int, _ size: Int) -> [UInt8] {
+    (0..<size).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+  }
+  var bytes = Array("bplist00".utf8)
+  var offsets = [bytes.count]
+  bytes += [0xaf, 0x10, UInt8(objects.count)]
+  for index in objects.indices { bytes += bigEndian(index + 1, referenceSize) }
+  for object in objects {
+    offsets.append(bytes.count)
+    bytes += object
+  }
+  let table = bytes.count
+  for offset in offsets { bytes += bigEndian(offset, 2) }
+  bytes += [0, 0, 0, 0, 0, 0, 2, UInt8(referenceSize)]
+  bytes += bigEndian(offsets.count, 8) + bigEndian(0, 8) + bigEndian(table, 8)
+  return Data(bytes)
+}
+
+/// A case for the two scans: a plist, the limits, and whether the scans accept it alone.
+struct TwoScansCase: Sendable, CustomTestStringConvertible {
+  let name: String
+  let data: Data
+  let scanAccepts: Bool
+  var limits = PropertyListLimits.default
+  var testDescription: String { name }
+}
+
+let twoScansCases: [TwoScansCase] = {
+  let ascii = { (count: Int) -> [UInt8] in
+    (count < 15 ? [0x50 | UInt8(count)] : [0x5f, 0x10, UInt8(count)])
+      + Array(repeating: UInt8(ascii: "k"), count: count)
+  }
+  var cases: [TwoScansCase] = [
+    .init(
+      name: "2-byte references", data: arrayPlist([[0x09], ascii(3)], referenceSize: 2),
+      scanAccepts: true),
+    .init(
+      name: "3-byte references", data: arrayPlist([[0x09], ascii(3)], referenceSize: 3),
+      scanAccepts: true),
+    .init(
+      name: "8-byte references", data: arrayPlist([[0x09], ascii(3)], referenceSize: 8),
+      scanAccepts: true),
+    .init(
+      name: "a string's 2-byte count",
+      data: arrayPlist([[0x5f, 0x11, 0x00, 0x03] + Array("abc".utf8)]), scanAccepts: true),
+    .init(
+      name: "a string's 8-byte count",
+      data: arrayPlist([[0x5f, 0x13] + [0, 0, 0, 0, 0, 0, 0, 3] + Array("abc".utf8)]),
+      scanAccepts: true),
+    .init(
+      name: "a count of 2^4 bytes",
+      data: arrayPlist([[0x5f, 0x14] + [UInt8](repeating: 0, count: 16)]),
+      scanAccepts: false),
+    .init(
+      name: "a count's 8-byte integer running past the object area",
+      data: arrayPlist([[0x4f, 0x13, 0x00]]), scanAccepts: false),
+    .init(
+      name: "a count introduced by no integer", data: arrayPlist([[0x5f, 0x20, 0x03]]),
+      scanAccepts: false),
+    .init(
+      name: "a 16-byte integer of a zero high half",
+      data: arrayPlist([
+        [0x14] + [UInt8](repeating: 0, count: 8) + [0x80] + [UInt8](repeating: 0, count: 7)
+      ]),
+      scanAccepts: true),
+    .init(
+      name: "a 16-byte negative integer",
+      data: arrayPlist([
+        [0x14] + [UInt8](repeating: 0xff, count: 8) + [0x80] + [UInt8](repeating: 0, count: 7)
+      ]),
+      scanAccepts: true),
+    .init(
+      name: "a 16-byte integer beyond 64 bits",
+      data: arrayPlist([
+        [0x14] + [UInt8](repeating: 0, count: 7) + [1] + [UInt8](repeating: 0, count: 8)
+      ]),
+      scanAccepts: false),
+    .init(name: "an integer of 2^5 bytes", data: arrayPlist([[0x15, 0]]), scanAccepts: false),
+    .init(
+      name: "reals, a date, data",
+      data: arrayPlist([
+        [0x22, 0, 0, 0, 0], [0x23] + [UInt8](repeating: 0, count: 8),
+        [0x33] + [UInt8](repeating: 0, count: 8), [0x43, 0xff, 0x80, 0x00],
+      ]), scanAccepts: true),
+    .init(name: "a 2-byte real", data: arrayPlist([[0x21, 0, 0]]), scanAccepts: false),
+    .init(
+      name: "a paired UTF-16 string", data: arrayPlist([[0x62, 0xd8, 0x3d, 0xde, 0x00]]),
+      scanAccepts: true),
+    .init(
+      name: "a lone high surrogate", data: arrayPlist([[0x61, 0xd8, 0x3d]]), scanAccepts: false),
+    .init(
+      name: "a lone low surrogate", data: arrayPlist([[0x62, 0x00, 0x61, 0xde, 0x00]]),
+      scanAccepts: false),
+    .init(name: "a UID of 2 bytes", data: arrayPlist([[0x81, 0x01, 0x00]]), scanAccepts: true),
+    .init(
+      name: "a UID of UInt32.max in 4 bytes",
+      data: arrayPlist([[0x83, 0xff, 0xff, 0xff, 0xff]]),
+      scanAccepts: true),
+    .init(name: "a null (never written)", data: arrayPlist([[0x00]]), scanAccepts: false),
+    .init(name: "a marker of kind 0x7", data: arrayPlist([[0x70]]), scanAccepts: false),
+    .init(
+      name: "a string of 3 bytes over a length limit of 2", data: arrayPlist([ascii(3)]),
+      scanAccepts: false, limits: PropertyListLimits(maximumValueLength: 2)),
+    .init(
+      name: "UTF-16 of 4 bytes over a length limit of 3",
+      data: arrayPlist([[0x62, 0, 0x61, 0, 0x62]]), scanAccepts: false,
+      limits: PropertyListLimits(maximumValueLength: 3)),
+    .init(
+      name: "a negative depth limit", data: arrayPlist([[0x09]]), scanAccepts: false,
+      limits: PropertyListLimits(maximumDepth: -1)),
+    .init(
+      name: "a negative visit limit", data: arrayPlist([[0x09]]), scanAccepts: false,
+      limits: PropertyListLimits(maximumVisitedElements: -1)),
+  ]
+  // Every length around the vector steps, clean and with a high byte first, in the middle, last.
+  for length in [0, 1, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 48, 70] {
+    cases.append(
+      .init(
+        name: "an ASCII string of \(length)", data: arrayPlist([ascii(length)]),
+        scanAccepts: true))
+    for position in Set([0, length / 2, length - 1]) where length > 0 {
+      var bytes = ascii(length)
+      bytes[bytes.count - length + position] = 0x80
+      cases.append(
+        .init(
+          name: "an ASCII string of \(length), 0x80 at \(position)",
+          data: arrayPlist([bytes]), scanAccepts: false))
+    }
+  }
+  return cases
+}()
+
+@Suite("Binary view: the one-pass scan in C against the reference in Swift")
+struct TwoScansTests {
+  @Test("Both scans decide alike, and as expected", arguments: twoScansCases)
+  func twoScans(_ scanCase: TwoScansCase) {
+    #expect(BinaryViewDifferential.scanDifference(scanCase.data, limits: scanCase.limits) == nil)
+    #expect(BinaryViewDifferential.difference(scanCase.data, limits: scanCase.limits) == nil)
+    #expect(
+      BinaryViewDifferential.scanAccepts(scanCase.data, limits: scanCase.limits)
+        == scanCase.scanAccepts)
+  }
+}

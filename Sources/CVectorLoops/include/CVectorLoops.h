@@ -73,4 +73,49 @@ int cvl_is_http_token(const uint8_t *text, size_t count);
 int cvl_read_offsets(const uint8_t *table, size_t count, size_t width, uint64_t limit,
                      int64_t *out);
 
+// Binary plists' objects.
+
+/// What the binary property-list view's one-pass scan reads and where it records (see
+/// `cvl_bplist_scan_objects`).
+typedef struct {
+  /// The file's bytes.
+  const uint8_t *bytes;
+  /// Where the offset table starts: the end of the object area.
+  int64_t object_area_end;
+  /// Each object's offset, every one inside the object area (checked when the table was read).
+  const int64_t *offsets;
+  /// How many objects the offset table holds.
+  int64_t object_count;
+  /// The trailer's reference size, 1 to 8.
+  int64_t reference_size;
+  /// The limits: the longest string or data, the deepest nesting, the most values visited.
+  int64_t maximum_length;
+  int64_t maximum_depth;
+  int64_t maximum_visits;
+  /// A dictionary of more entries is not plain.
+  int64_t plain_entry_limit;
+  /// Per object, all zero on entry: 1 once the object's contents are recorded in `spans`.
+  int64_t *sizes;
+  /// Per object, two words: where its contents start and their count.
+  int64_t *spans;
+  /// Per object, one word for the scan's own use.
+  uint64_t *scratch;
+} cvl_bplist_scan;
+
+/// What the scan found, where it accepted the file.
+typedef struct {
+  /// Whether every dictionary has at most `plain_entry_limit` entries, ASCII keys only, and no
+  /// key twice.
+  int plain;
+  /// Whether the file holds a UID, and the largest.
+  int has_uid;
+  uint64_t maximum_uid;
+} cvl_bplist_scan_result;
+
+/// Checks every object of a binary plist once, in index order, as PropertyList's reference scan
+/// (`BinaryLinearScan.swift`) does, and returns 1 where the walk from the top would accept the
+/// file (contents recorded, `result` set), else 0 (`sizes`, `spans` and `scratch` then hold
+/// whatever the scan had written; the caller clears `sizes`).
+int cvl_bplist_scan_objects(const cvl_bplist_scan *scan, cvl_bplist_scan_result *result);
+
 #endif
