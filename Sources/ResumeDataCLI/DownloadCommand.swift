@@ -188,7 +188,7 @@ enum DownloadCommand {
     let destination = URL(fileURLWithPath: output).standardizedFileURL
     // Checked now, not once the whole file has been fetched.
     let ownDirectory: URL
-    switch try Files.outputTarget(output) {
+    switch try Files.downloadTarget(output) {
     case .stream:
       // A FIFO or a device (`-o /dev/null`) is written into at the end; its directory is no
       // place for a partial file.

@@ -218,7 +218,7 @@ enum DownloadsCommand {
       guard let output = parsed.output else { throw .usage("add needs -o FILE") }
       let group = parsed.value("--group")
       let destination = URL(fileURLWithPath: output)
-      _ = try Files.outputTarget(output)
+      _ = try Files.downloadTarget(output)
       let id = try writing(directory) {
         () async throws(DownloadError) -> String in
         try await manager.add(url, destination: destination, group: group)

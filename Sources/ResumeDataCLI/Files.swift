@@ -73,6 +73,28 @@ enum Files {
     }
   }
 
+  /// `outputTarget`, for a file written only once a download completes: the directory it goes
+  /// into must be there already (as curl and wget want it), so that a mistyped path fails before
+  /// any request, rather than making directories and leaving the download's state in them.
+  static func downloadTarget(_ path: String) throws(CommandError) -> OutputTarget {
+    let target = try outputTarget(path)
+    guard case .file(let file) = target else { return target }
+    let parent = (file as NSString).deletingLastPathComponent
+    let directory = parent.isEmpty ? "." : parent
+    var status = stat()
+    guard stat(directory, &status) == 0 else {
+      let reason =
+        errno == ENOENT ? "no such directory" : String(cString: strerror(errno))
+      throw CommandError(
+        .failure, "cannot write: \(directory): \(reason) (downloads make no directories for -o)",
+        file: path)
+    }
+    guard status.st_mode & S_IFMT == S_IFDIR else {
+      throw CommandError(.failure, "cannot write: \(directory) is not a directory", file: path)
+    }
+    return target
+  }
+
   /// Replaces a file's contents atomically, with an optional backup (`FileAccess.replace`).
   static func replace(_ path: String, with data: Data, backup: Bool) throws(CommandError) {
     do {

@@ -276,7 +276,9 @@ struct OutputPathTests {
     #expect(kind(link) == S_IFLNK)
   }
 
-  @Test("download -o through a link and into a FIFO; a directory refused before any request")
+  @Test(
+    "download -o through a link and into a FIFO; a directory, or a missing one, refused before any request"
+  )
   func download() throws {
     let payload = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7) })
     let server = try TestHTTPServer()
@@ -324,6 +326,37 @@ struct OutputPathTests {
     let refused = try runExecutable(["download", url, "-o", scratch.path("dir")])
     #expect(refused.0 == 1)
     #expect(refused.2 == "Error: \(scratch.path("dir")): cannot write: is a directory\n")
+    #expect(server.requests(path: "/d.bin").count == requests)
+
+    // A file whose directory is not there (named, or where a link leads): refused before
+    // anything is fetched, as curl and wget refuse it, and no directory made, neither for the
+    // file nor for the state kept beside it or in --state-dir.
+    try FileManager.default.createSymbolicLink(
+      atPath: scratch.path("dangling.bin"), withDestinationPath: "gone/file.bin")
+    let missing = [
+      (scratch.path("missing/sub/file.bin"), scratch.path("missing/sub")),
+      (scratch.path("dangling.bin"), scratch.path("gone")),
+    ]
+    for (output, directory) in missing {
+      for extra in [[], ["--state-dir", scratch.path("made")]] {
+        let refused = try runExecutable(["download", url, "-o", output] + extra)
+        #expect(refused.0 == 1)
+        #expect(
+          refused.2
+            == "Error: \(output): cannot write: \(directory): no such directory "
+            + "(downloads make no directories for -o)\n")
+      }
+      let added = try runExecutable([
+        "downloads", "add", url, "-o", output, "--state-dir", scratch.path("tasks"),
+      ])
+      #expect(added.0 == 1)
+      #expect(added.2.hasSuffix(": no such directory (downloads make no directories for -o)\n"))
+    }
+    for made in ["missing", "gone", "made"] {
+      #expect(!FileManager.default.fileExists(atPath: scratch.path(made)), "\(made)")
+    }
+    let listed = try runExecutable(["downloads", "list", "--state-dir", scratch.path("tasks")])
+    #expect(String(decoding: listed.1, as: UTF8.self) == "no downloads\n")
     #expect(server.requests(path: "/d.bin").count == requests)
   }
 }
