@@ -45,6 +45,12 @@ struct BatchRecord {
     do throws(JSONScanner.Failure) {
       scanner.skipWhitespace()
       guard !scanner.atEnd else { throw scanner.failure("empty line; expected a JSON object") }
+      // Editors on Windows save one at a file's start; JSON text takes none (RFC 8259 §8.1).
+      if scanner.startsWithByteOrderMark {
+        throw scanner.failure(
+          "the line starts with a UTF-8 byte-order mark, which JSON lines do not take "
+            + "(save the file without one)")
+      }
       try scanner.expect(UInt8(ascii: "{"), "a record must be a JSON object")
       scanner.skipWhitespace()
       if !scanner.consume(UInt8(ascii: "}")) {
@@ -124,6 +130,12 @@ private struct JSONScanner {
 
   var atEnd: Bool { position >= bytes.count }
   var peek: UInt8? { atEnd ? nil : bytes[position] }
+
+  /// Whether the bytes from the cursor are U+FEFF in UTF-8.
+  var startsWithByteOrderMark: Bool {
+    bytes.count - position >= 3 && bytes[position] == 0xEF && bytes[position + 1] == 0xBB
+      && bytes[position + 2] == 0xBF
+  }
 
   func failure(_ message: String, at offset: Int? = nil) -> Failure {
     Failure(offset: offset ?? position, message: message)

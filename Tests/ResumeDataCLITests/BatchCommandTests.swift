@@ -40,6 +40,13 @@ struct BatchCommandTests {
     ("garbage", invalidRecordLine(1, location: "column 1", "a record must be a JSON object")),
     ("[1]", invalidRecordLine(1, location: "column 1", "a record must be a JSON object")),
     (
+      "\u{FEFF}{\"id\":1,\"blob\":\"\"}",
+      invalidRecordLine(
+        1, location: "column 1",
+        "the line starts with a UTF-8 byte-order mark, which JSON lines do not take "
+          + "(save the file without one)")
+    ),
+    (
       "{}",
       invalidRecordLine(1, location: "column 1", "a record needs a \\\"blob\\\" or a \\\"path\\\"")
     ),
