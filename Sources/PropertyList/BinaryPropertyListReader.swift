@@ -154,40 +154,49 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
     let objectCount64 = readUInt64(bytes, trailerStart + 8)
     let topObject64 = readUInt64(bytes, trailerStart + 16)
     let tableOffset64 = readUInt64(bytes, trailerStart + 24)
+    // Every writer leaves the trailer's first six bytes zero (five unused, and the sort version):
+    // where they are not, the last 32 bytes are no trailer at all, most often because the file
+    // was cut short, which says more than the first field that fails.
+    func trailerError(_ message: String, at offset: Int) -> PropertyListError {
+      let looksCutShort = (trailerStart..<(trailerStart + 6)).contains { bytes[$0] != 0 }
+      return PropertyListError(
+        .malformed,
+        looksCutShort
+          ? message
+            + " (no trailer in the last 32 bytes: a file cut short?)"
+          : message, at: .offset(offset))
+    }
 
     guard (1...8).contains(offsetIntSize) else {
-      throw PropertyListError(
-        .malformed, "trailer offset size \(offsetIntSize) is not 1 to 8 bytes",
-        at: .offset(trailerStart + 6))
+      throw trailerError(
+        "trailer offset size \(offsetIntSize) is not 1 to 8 bytes",
+        at: trailerStart + 6)
     }
     guard (1...8).contains(objectRefSize) else {
-      throw PropertyListError(
-        .malformed, "trailer reference size \(objectRefSize) is not 1 to 8 bytes",
-        at: .offset(trailerStart + 7))
+      throw trailerError(
+        "trailer reference size \(objectRefSize) is not 1 to 8 bytes",
+        at: trailerStart + 7)
     }
     guard objectCount64 >= 1 else {
-      throw PropertyListError(
-        .malformed, "trailer declares no objects", at: .offset(trailerStart + 8))
+      throw trailerError("trailer declares no objects", at: trailerStart + 8)
     }
     guard topObject64 < objectCount64 else {
-      throw PropertyListError(
-        .malformed, "top object \(topObject64) is not below the object count \(objectCount64)",
-        at: .offset(trailerStart + 16))
+      throw trailerError(
+        "top object \(topObject64) is not below the object count \(objectCount64)",
+        at: trailerStart + 16)
     }
     guard tableOffset64 >= 9, tableOffset64 < UInt64(trailerStart) else {
-      throw PropertyListError(
-        .malformed,
+      throw trailerError(
         "offset table position \(tableOffset64) is outside the object area 9..<\(trailerStart)",
-        at: .offset(trailerStart + 24))
+        at: trailerStart + 24)
     }
     // The table must fill the space between its start and the trailer exactly, as CoreFoundation requires.
     let (tableSize, overflow) = objectCount64.multipliedReportingOverflow(by: UInt64(offsetIntSize))
     guard !overflow, tableSize == UInt64(trailerStart) - tableOffset64 else {
-      throw PropertyListError(
-        .malformed,
+      throw trailerError(
         "trailer declares \(objectCount64) objects of \(offsetIntSize)-byte offsets, which does not fit the "
           + "\(UInt64(trailerStart) - tableOffset64) bytes between the offset table and the trailer",
-        at: .offset(trailerStart + 8))
+        at: trailerStart + 8)
     }
     let objectCount = Int(objectCount64)
     guard objectCount <= limits.maximumObjectCount else {
@@ -196,15 +205,14 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
         at: .offset(trailerStart + 8))
     }
     if objectRefSize < 8, UInt64(1) << UInt64(8 * objectRefSize) <= objectCount64 {
-      throw PropertyListError(
-        .malformed, "\(objectRefSize)-byte references cannot address \(objectCount) objects",
-        at: .offset(trailerStart + 7))
+      throw trailerError(
+        "\(objectRefSize)-byte references cannot address \(objectCount) objects",
+        at: trailerStart + 7)
     }
     if offsetIntSize < 8, UInt64(1) << UInt64(8 * offsetIntSize) <= tableOffset64 {
-      throw PropertyListError(
-        .malformed,
+      throw trailerError(
         "\(offsetIntSize)-byte offsets cannot address the offset table at \(tableOffset64)",
-        at: .offset(trailerStart + 6))
+        at: trailerStart + 6)
     }
     return BinaryTrailer(
       offsetIntSize: offsetIntSize, objectRefSize: objectRefSize, objectCount: objectCount,

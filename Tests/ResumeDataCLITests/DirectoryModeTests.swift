@@ -40,7 +40,7 @@ struct DirectoryModeTests {
         \(root)/sub/deeper/c.archive: not resumable: empty-blob: the blob records no received bytes (the iOS 12.0–12.2 cancel-before-first-byte case): start the download over
           error no-validator: neither an ETag nor a Last-Modified date was recorded: the server cannot confirm the file is unchanged (NSURLSessionResumeEntityTag)
           warning original-request-missing: there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest (NSURLSessionResumeOriginalRequest)
-        \(root)/trunc.plist: malformed: @974: trailer offset size 101 is not 1 to 8 bytes
+        \(root)/trunc.plist: malformed: @974: trailer offset size 101 is not 1 to 8 bytes (no trailer in the last 32 bytes: a file cut short?)
         2 errors, 2 warnings in 2 of 4 files
         summary: 4 files: 2 ok, 1 not-resumable, 1 malformed, 0 unreadable
           generations: keyed 1, v2 1, v4 1
@@ -63,7 +63,7 @@ struct DirectoryModeTests {
         \(root)/a.plist: repaired: remove-byte-range
         \(root)/sub/b.plist: unchanged
         \(root)/sub/deeper/c.archive: refused: refuse-empty-blob: the blob is 362 bytes, too small to hold a request (the iOS 12.0–12.2 cancel-before-first-byte case): start the download over; no repaired blob is written
-        \(root)/trunc.plist: malformed: @974: trailer offset size 101 is not 1 to 8 bytes
+        \(root)/trunc.plist: malformed: @974: trailer offset size 101 is not 1 to 8 bytes (no trailer in the last 32 bytes: a file cut short?)
         summary: 4 files: 1 repaired, 1 unchanged, 1 refused, 0 failed, 1 malformed, 0 unreadable
           generations: keyed 1, v2 1, v4 1
           changes: remove-byte-range 1
