@@ -247,7 +247,10 @@ struct BatchCommandTests {
     #expect(error["kind"] as? String == "malformed")
     #expect(error["file"] is NSNull)
     #expect(error["location"] as? String == "@974")
-    #expect(error["message"] as? String == "trailer offset size 101 is not 1 to 8 bytes (no trailer in the last 32 bytes: a file cut short?)")
+    #expect(
+      error["message"] as? String
+        == "trailer offset size 101 is not 1 to 8 bytes"
+        + " (no trailer in the last 32 bytes: a file cut short?)")
   }
 
   @Test("--jobs 1, 2 and 5 give identical output over several windows", arguments: [2, 5])

@@ -95,7 +95,9 @@ struct ResumeCommandErrorTests {
     let truncated = run(command + ["-", "-o", output], input: try truncatedBlob())
     #expect(truncated.0 == .malformedInput)
     #expect(
-      truncated.1.standardError == "Error: -:@974: trailer offset size 101 is not 1 to 8 bytes (no trailer in the last 32 bytes: a file cut short?)\n")
+      truncated.1.standardError
+        == "Error: -:@974: trailer offset size 101 is not 1 to 8 bytes"
+        + " (no trailer in the last 32 bytes: a file cut short?)\n")
     #expect(truncated.1.standardOutput.isEmpty)
     #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Data("existing".utf8))
   }

@@ -18,7 +18,9 @@ struct ValidateCommandTests {
       """
     ),
     "truncated": (
-      "truncated.plist", ": malformed: @974: trailer offset size 101 is not 1 to 8 bytes (no trailer in the last 32 bytes: a file cut short?)"
+      "truncated.plist",
+      ": malformed: @974: trailer offset size 101 is not 1 to 8 bytes"
+        + " (no trailer in the last 32 bytes: a file cut short?)"
     ),
     "missing": ("missing.plist", ": unreadable: no such file"),
   ]
@@ -186,7 +188,9 @@ struct ValidateCommandTests {
     #expect(reports.map { $0["generation"] as? String } == ["v2", "keyed", nil, nil])
     #expect(reports[0]["reason"] is NSNull)
     #expect(
-      reports[2]["reason"] as? String == "@974: trailer offset size 101 is not 1 to 8 bytes (no trailer in the last 32 bytes: a file cut short?)")
+      reports[2]["reason"] as? String
+        == "@974: trailer offset size 101 is not 1 to 8 bytes"
+        + " (no trailer in the last 32 bytes: a file cut short?)")
     let codes = { (report: [String: Any], key: String) in
       (report[key] as? [[String: Any]])?.map { $0["code"] as? String }
     }
