@@ -38,7 +38,7 @@ extension ResumeData {
       found.append(
         Finding(
           "byte-range-present", .warning,
-          "NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file",
+          "NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (repair for it removes the key)",
           path: ResumeDataKey.byteRange))
     }
     let current = currentRequest
@@ -52,7 +52,7 @@ extension ResumeData {
       found.append(
         Finding(
           "original-request-missing", .warning,
-          "there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest",
+          "there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest (repair for them copies the current request)",
           path: ResumeDataKey.originalRequest))
     }
     func iOS10Unreadable(_ request: URLRequestArchive?) -> Bool {

@@ -74,7 +74,8 @@ struct ColourTests {
           \(escape)31merror\(escape)0m no-validator: neither an ETag nor a Last-Modified date was \
         recorded: the server cannot confirm the file is unchanged (NSURLSessionResumeEntityTag)
           \(escape)33mwarning\(escape)0m original-request-missing: there is no original request: \
-        iOS 10.3–12.1 then gives the task a nil originalRequest (NSURLSessionResumeOriginalRequest)
+        iOS 10.3–12.1 then gives the task a nil originalRequest (repair for them copies the \
+        current request) (NSURLSessionResumeOriginalRequest)
         2 errors, 1 warning in 1 of 2 files
 
         """)

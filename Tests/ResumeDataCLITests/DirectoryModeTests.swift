@@ -35,11 +35,11 @@ struct DirectoryModeTests {
     #expect(
       text(captured.standardOutput) == """
         \(root)/a.plist: ok (v4)
-          warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (NSURLSessionResumeByteRange)
+          warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (repair for it removes the key) (NSURLSessionResumeByteRange)
         \(root)/sub/b.plist: ok (v2)
         \(root)/sub/deeper/c.archive: not resumable: empty-blob: the blob records no received bytes (the iOS 12.0–12.2 cancel-before-first-byte case): start the download over
           error no-validator: neither an ETag nor a Last-Modified date was recorded: the server cannot confirm the file is unchanged (NSURLSessionResumeEntityTag)
-          warning original-request-missing: there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest (NSURLSessionResumeOriginalRequest)
+          warning original-request-missing: there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest (repair for them copies the current request) (NSURLSessionResumeOriginalRequest)
         \(root)/trunc.plist: malformed: @974: trailer offset size 101 is not 1 to 8 bytes (no trailer in the last 32 bytes: a file cut short?)
         2 errors, 2 warnings in 2 of 4 files
         summary: 4 files: 2 ok, 1 not-resumable, 1 malformed, 0 unreadable

@@ -30,7 +30,7 @@ struct InspectCommandTests {
         current       GET https://example.com/files/archive.zip
         original      GET https://example.com/files/archive.zip
         findings
-          warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (NSURLSessionResumeByteRange)
+          warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (repair for it removes the key) (NSURLSessionResumeByteRange)
 
         """)
   }
@@ -72,7 +72,7 @@ struct InspectCommandTests {
         target        ios10.0-10.1 fails, as it is
         findings
           warning target-cannot-read: ios10.0-10.1 cannot read a v4 blob (−3003, invalid resume data): repair converts it [ios10.0-10.1: fails]
-          warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (NSURLSessionResumeByteRange) [ios10.0-10.1: unaffected]
+          warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (repair for it removes the key) (NSURLSessionResumeByteRange) [ios10.0-10.1: unaffected]
           info ios10-request-layout: the request archives are in the layout every OS writes, which iOS 10.0–10.1 cannot read back (repair for that target) (NSURLSessionResumeCurrentRequest) [ios10.0-10.1: fails]
 
         """
@@ -82,7 +82,7 @@ struct InspectCommandTests {
         """
         target        ios13+ resumes, as it is
         findings
-          warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (NSURLSessionResumeByteRange) [ios13+: unaffected]
+          warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (repair for it removes the key) (NSURLSessionResumeByteRange) [ios13+: unaffected]
 
         """
       ),

@@ -14,7 +14,7 @@ struct ValidateCommandTests {
       """
       : not resumable: empty-blob: the blob records no received bytes (the iOS 12.0–12.2 cancel-before-first-byte case): start the download over
         error no-validator: neither an ETag nor a Last-Modified date was recorded: the server cannot confirm the file is unchanged (NSURLSessionResumeEntityTag)
-        warning original-request-missing: there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest (NSURLSessionResumeOriginalRequest)
+        warning original-request-missing: there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest (repair for them copies the current request) (NSURLSessionResumeOriginalRequest)
       """
     ),
     "truncated": (
@@ -52,7 +52,7 @@ struct ValidateCommandTests {
 
   /// The v4 fixture's warning as validate lists it.
   static let byteRangeWarning =
-    "warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (NSURLSessionResumeByteRange)"
+    "warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (repair for it removes the key) (NSURLSessionResumeByteRange)"
 
   @Test(
     "The exit status is the worst file's: unreadable 66, malformed 65, not resumable 1",
@@ -89,7 +89,7 @@ struct ValidateCommandTests {
     #expect(
       text(plain.1.standardOutput) == """
         -: ok (v2)
-          warning original-request-missing: there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest (NSURLSessionResumeOriginalRequest)
+          warning original-request-missing: there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest (repair for them copies the current request) (NSURLSessionResumeOriginalRequest)
         1 warning in 1 of 1 file
 
         """)
@@ -259,11 +259,11 @@ struct ValidateFindingsTests {
       ("v2.xml.plist", ExitCode.success, ": ok (v2)\n"),
       (
         "v4-byte-range.xml.plist", .failure,
-        ": not clean: byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file\n1 warning in 1 of 1 file\n"
+        ": not clean: byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (repair for it removes the key)\n1 warning in 1 of 1 file\n"
       ),
       (
         "ios12-empty.archive", .failure,
-        ": not resumable: empty-blob: the blob records no received bytes (the iOS 12.0–12.2 cancel-before-first-byte case): start the download over\n  error no-validator: neither an ETag nor a Last-Modified date was recorded: the server cannot confirm the file is unchanged (NSURLSessionResumeEntityTag)\n  warning original-request-missing: there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest (NSURLSessionResumeOriginalRequest)\n2 errors, 1 warning in 1 of 1 file\n"
+        ": not resumable: empty-blob: the blob records no received bytes (the iOS 12.0–12.2 cancel-before-first-byte case): start the download over\n  error no-validator: neither an ETag nor a Last-Modified date was recorded: the server cannot confirm the file is unchanged (NSURLSessionResumeEntityTag)\n  warning original-request-missing: there is no original request: iOS 10.3–12.1 then gives the task a nil originalRequest (repair for them copies the current request) (NSURLSessionResumeOriginalRequest)\n2 errors, 1 warning in 1 of 1 file\n"
       ),
     ])
   func strict(file: String, status: ExitCode, output: String) {
@@ -284,7 +284,7 @@ struct ValidateFindingsTests {
     #expect(
       text(ios11.1.standardOutput)
         == input
-        + ": not clean: byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file; as it is, ios11.0-11.2 completes with a short file\n1 warning in 1 of 1 file\n"
+        + ": not clean: byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (repair for it removes the key); as it is, ios11.0-11.2 completes with a short file\n1 warning in 1 of 1 file\n"
     )
   }
 
@@ -312,7 +312,7 @@ struct ValidateFindingsTests {
       .ios11Early, .success,
       """
       ok (v4); as it is, ios11.0-11.2 completes with a short file
-        warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (NSURLSessionResumeByteRange) [ios11.0-11.2: completes with a short file]
+        warning byte-range-present: NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (repair for it removes the key) (NSURLSessionResumeByteRange) [ios11.0-11.2: completes with a short file]
       1 warning in 1 of 1 file
       """
     ),
