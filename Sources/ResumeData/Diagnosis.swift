@@ -285,7 +285,8 @@ extension ResumeData {
       found.append(
         Finding(
           "partial-file-missing", .error,
-          "the partial file \(partial.lastPathComponent) is not in the directory",
+          "the partial file \(partial.lastPathComponent) is not in "
+            + directory.standardizedFileURL.path,
           path: tempFileName != nil ? ResumeDataKey.tempFileName : ResumeDataKey.localPath))
       return
     }

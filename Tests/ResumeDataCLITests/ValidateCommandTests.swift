@@ -159,7 +159,9 @@ struct ValidateCommandTests {
     #expect(missing.0 == .failure)
     #expect(
       text(missing.1.standardOutput)
-        == "\(input): not resumable: partial-file-missing: the partial file CFNetworkDownload_a1b2c3.tmp is not in the directory\n1 error in 1 of 1 file\n"
+        == "\(input): not resumable: partial-file-missing: the partial file "
+        + "CFNetworkDownload_a1b2c3.tmp is not in \(scratch.url.standardizedFileURL.path)\n"
+        + "1 error in 1 of 1 file\n"
     )
     _ = try scratch.write(Data(count: 1_048_576), to: "CFNetworkDownload_a1b2c3.tmp")
     let present = run(arguments)
