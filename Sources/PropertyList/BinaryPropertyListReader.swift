@@ -159,12 +159,8 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
     // was cut short, which says more than the first field that fails.
     func trailerError(_ message: String, at offset: Int) -> PropertyListError {
       let looksCutShort = (trailerStart..<(trailerStart + 6)).contains { bytes[$0] != 0 }
-      return PropertyListError(
-        .malformed,
-        looksCutShort
-          ? message
-            + " (no trailer in the last 32 bytes: a file cut short?)"
-          : message, at: .offset(offset))
+      let hint = looksCutShort ? " (no trailer in the last 32 bytes: a file cut short?)" : ""
+      return PropertyListError(.malformed, message + hint, at: .offset(offset))
     }
 
     guard (1...8).contains(offsetIntSize) else {

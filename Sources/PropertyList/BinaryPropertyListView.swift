@@ -356,6 +356,7 @@ public enum BinaryViewDifferential {
   /// error, or both accepted with the same contents recorded for every object the walk reached,
   /// the scan's `dictionariesArePlain` only where the walk's holds, and its `maximumUID` no lower;
   /// else what differs.
+  ///
   /// The scan in C is first compared with the reference scan (`scanDifference`).
   public static func difference(_ data: Data, limits: PropertyListLimits = .default) -> String? {
     if let difference = scanDifference(data, limits: limits) {
