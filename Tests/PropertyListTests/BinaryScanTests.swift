@@ -6,7 +6,7 @@ import Testing
 /// A binary plist of the given objects (each its bytes from the marker on), with one-byte
 /// references and one-byte offsets (two-byte ones past 255 bytes): small enough to write the
 /// objects out by hand.
-func handmadePlist(_ objects: [[UInt8]], top: Int = 0) -> Data {
+func handmadePlist(_ objects: [[UInt8]], top: Int = 0, referenceSize: Int = 1) -> Data {
   var bytes = Array("bplist00".utf8)
   var offsets = [Int]()
   for object in objects {
@@ -18,7 +18,7 @@ func handmadePlist(_ objects: [[UInt8]], top: Int = 0) -> Data {
   for offset in offsets {
     bytes += offsetSize == 1 ? [UInt8(offset)] : [UInt8(offset >> 8), UInt8(offset & 0xff)]
   }
-  bytes += [0, 0, 0, 0, 0, 0, UInt8(offsetSize), 1]
+  bytes += [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)]
   for field in [objects.count, top, table] {
     bytes += (0..<8).reversed().map { UInt8(truncatingIfNeeded: field >> (8 * $0)) }
   }
@@ -335,39 +335,19 @@ struct WrittenViewTests {
 /// `referenceSize` bytes: the shapes where the scan in C and the reference scan in Swift could
 /// part (widths, long counts, edge values), each decided by both alike.
 func arrayPlist(_ objects: [[UInt8]], referenceSize: Int = 1) -> Data {
-  func bigEndian(_ value: Int, _ size: Int) -> [UInt8] {
-    (0..<size).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+  let references = (1...objects.count).flatMap { index in
+    (0..<referenceSize).reversed().map { UInt8(truncatingIfNeeded: index >> (8 * $0)) }
   }
-  var bytes = Array("bplist00".utf8)
-  var offsets = [bytes.count]
-  bytes += [0xaf, 0x10, UInt8(objects.count)]
-  for index in objects.indices { bytes += bigEndian(index + 1, referenceSize) }
-  for object in objects {
-    offsets.append(bytes.count)
-    bytes += object
-  }
-  let table = bytes.count
-  for offset in offsets { bytes += bigEndian(offset, 2) }
-  bytes += [0, 0, 0, 0, 0, 0, 2, UInt8(referenceSize)]
-  bytes += bigEndian(offsets.count, 8) + bigEndian(0, 8) + bigEndian(table, 8)
-  return Data(bytes)
+  return handmadePlist(
+    [[0xaf, 0x10, UInt8(objects.count)] + references] + objects, referenceSize: referenceSize)
 }
 
-/// A case for the two scans: a plist, the limits, and whether the scans accept it alone.
-struct TwoScansCase: Sendable, CustomTestStringConvertible {
-  let name: String
-  let data: Data
-  let scanAccepts: Bool
-  var limits = PropertyListLimits.default
-  var testDescription: String { name }
-}
-
-let twoScansCases: [TwoScansCase] = {
+let twoScansCases: [ScanCase] = {
   let ascii = { (count: Int) -> [UInt8] in
     (count < 15 ? [0x50 | UInt8(count)] : [0x5f, 0x10, UInt8(count)])
       + Array(repeating: UInt8(ascii: "k"), count: count)
   }
-  var cases: [TwoScansCase] = [
+  var cases: [ScanCase] = [
     .init(
       name: "2-byte references", data: arrayPlist([[0x09], ascii(3)], referenceSize: 2),
       scanAccepts: true),
@@ -470,7 +450,7 @@ let twoScansCases: [TwoScansCase] = {
 @Suite("Binary view: the one-pass scan in C against the reference in Swift")
 struct TwoScansTests {
   @Test("Both scans decide alike, and as expected", arguments: twoScansCases)
-  func twoScans(_ scanCase: TwoScansCase) {
+  func twoScans(_ scanCase: ScanCase) {
     #expect(BinaryViewDifferential.scanDifference(scanCase.data, limits: scanCase.limits) == nil)
     #expect(BinaryViewDifferential.difference(scanCase.data, limits: scanCase.limits) == nil)
     #expect(
