@@ -754,18 +754,30 @@ public actor Download {
   private func paused() async -> DownloadResult {
     switch await offPool(persistence()) {
     case .success(let data): return .paused(resumeData: data)
-    case .failure(let error): return .failed(error, resumeData: nil)
+    case .failure(let error):
+      return .failed(error, resumeData: try? await offPool(persistence(writingState: false)).get())
     }
   }
 
   private func failed(_ error: DownloadError) async -> DownloadResult {
-    .failed(error, resumeData: try? await offPool(persistence()).get())
+    .failed(error, resumeData: await resumeDataAnyway())
+  }
+
+  /// The resume data for what is on disk, written to the state file; or, when that cannot be
+  /// written (a full disk, a FIFO in its place), for the caller alone: a state file that cannot
+  /// take the resume data must not cost the caller the download's progress.
+  private func resumeDataAnyway() async -> Data? {
+    if let data = try? await offPool(persistence()).get() { return data }
+    return try? await offPool(persistence(writingState: false)).get()
   }
 
   /// What persisting the download does now: flushes the partial file, then writes the resume data
   /// for what is on disk (atomically, to the state file when there is one). The counts are read
   /// when it runs, before the flush.
-  private func persistence() -> @Sendable () throws(DownloadError) -> Data {
+  ///
+  /// - Parameter writingState: false leaves the state file as it is (the data is returned alone).
+  private func persistence(writingState: Bool = true) -> @Sendable () throws(DownloadError) -> Data
+  {
     if let segmentFile {
       learnSegments()
       let (record, book) = (record, book)
@@ -774,13 +786,15 @@ public actor Download {
         let map = book?.map
         let prefix: Int64
         if let map { prefix = map.contiguousPrefix } else { prefix = try segmentFile.size() }
-        return try record.persist(prefix, segments: map, flush: segmentFile.synchronize)
+        return try record.persist(
+          prefix, segments: map, writingState: writingState, flush: segmentFile.synchronize)
       }
     }
     let (record, file) = (record, file)
     return { () throws(DownloadError) -> Data in
       guard let file else { throw DownloadError(.io, "the partial file is not open") }
-      return try record.persist(file.length, flush: file.synchronize)
+      return try record.persist(
+        file.length, writingState: writingState, flush: file.synchronize)
     }
   }
 
@@ -880,19 +894,34 @@ struct ResumeRecord: Sendable {
   }
 
   /// Flushes the partial file, then writes the resume data for `bytes` on disk (and, for a
-  /// segmented download, the segments of `map`), atomically, to the state file when there is one.
-  /// The counts are taken before the flush, so that all they cover is on disk.
+  /// segmented download, the segments of `map`), atomically, to the state file when there is one
+  /// and `writingState`. The counts are taken before the flush, so that all they cover is on disk.
   func persist(
-    _ bytes: Int64, segments map: SegmentMap? = nil, flush: () throws(DownloadError) -> Void
+    _ bytes: Int64, segments map: SegmentMap? = nil, writingState: Bool = true,
+    flush: () throws(DownloadError) -> Void
   ) throws(DownloadError) -> Data {
     try flush()
     let data = try encoded(bytes: bytes, segments: map)
-    if let stateFile {
-      do {
-        try data.write(to: stateFile, options: .atomic)
-      } catch {
-        throw DownloadError(.io, "cannot write \(stateFile.path): \(error.localizedDescription)")
+    if writingState, let stateFile {
+      // Written as the CLI writes a file: flushed before the rename (Foundation's atomic write
+      // is not), so that a crash of the machine leaves the old state or the new, never an empty
+      // file beside a partial file it no longer describes; through a link, to the file it names.
+      // A FIFO or a device could never be read back as state: refused, not written into.
+      let path = stateFile.path
+      let failure: String? = data.withUnsafeBytes { bytes in
+        switch OutputTarget.resolve(path) {
+        case .failure(let error): return error.message
+        case .success(.stream): return "not a regular file"
+        case .success(.file):
+          do throws(OutputTargetError) {
+            try OutputTarget.write(bytes, to: path)
+            return nil
+          } catch {
+            return error.message
+          }
+        }
       }
+      if let failure { throw DownloadError(.io, "cannot write \(path): \(failure)") }
     }
     return data
   }

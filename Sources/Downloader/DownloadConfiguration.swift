@@ -8,7 +8,9 @@ public struct DownloadConfiguration: Sendable {
   /// Directories a blob's absolute `LocalPath` may point into (besides `temporaryDirectory`).
   public var allowedDirectories: [URL] = []
   /// Where the resume data is kept while the download runs (written atomically, after flushing
-  /// the partial file), so that a killed process can resume; nil to keep it only in memory.
+  /// the partial file, and flushed itself before it replaces the last; through a link, to the
+  /// file it names; a FIFO or a device is refused), so that a killed process, or a machine that
+  /// lost power, can resume; nil to keep it only in memory.
   public var stateFile: URL?
   /// How often the state file is brought up to date while bytes arrive.
   public var persistInterval: Duration = .seconds(1)

@@ -200,6 +200,54 @@ struct DownloadTests {
     #expect(!FileManager.default.fileExists(atPath: scratch.file("state.resumedata").path))
   }
 
+  @Test("The state file: through a link, to the file it names; a FIFO refused, resume data kept")
+  func stateFileKinds() async throws {
+    let server = try sourceServer(stallingServer)
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var configuration = scratch.configuration()
+    let link = scratch.file("state.resumedata")
+    try FileManager.default.createSymbolicLink(
+      atPath: link.path, withDestinationPath: "kept.resumedata")
+    configuration.stateFile = link
+    let (_, resumeData) = try await pausedAtStall(
+      server, configuration: configuration, destination: scratch.file("out"),
+      stallAfter: 500_000, pauseAfter: 500_000)
+    #expect(
+      try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == "kept.resumedata")
+    #expect(try Data(contentsOf: scratch.file("kept.resumedata")) == resumeData)
+
+    // A FIFO's reader would take the state away, and a file renamed over it would stop it being
+    // one: neither is done. Held open for reading here, so that writing into it would not wait
+    // (a regression fails, rather than hangs).
+    let fifo = scratch.file("fifo.resumedata")
+    try #require(mkfifo(fifo.path, 0o600) == 0)
+    let reader = open(fifo.path, O_RDONLY | O_NONBLOCK)
+    try #require(reader >= 0)
+    defer { close(reader) }
+    configuration.stateFile = fifo
+    configuration.stallTimeout = patience
+    server.setFaults(path: "/file", [.stall(afterBytes: 500_000)])
+    let download = try Download(
+      url: server.baseURL.appendingPathComponent("file"), destination: scratch.file("out2"),
+      configuration: configuration)
+    async let run = runCollecting(download)
+    await pause(download, after: 500_000)
+    let (result, _) = await run
+    guard case .failed(let error, let data?) = result else {
+      Issue.record("expected a failure with resume data, got \(result)")
+      return
+    }
+    #expect(error.code == .io)
+    #expect(error.message == "cannot write \(fifo.path): not a regular file")
+    #expect(try ResumeData(decoding: data).bytesReceived == 500_000)
+    var status = stat()
+    #expect(lstat(fifo.path, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
+    var byte: UInt8 = 0
+    #expect(read(reader, &byte, 1) <= 0)
+  }
+
   @Test("A file replaced with one of the same size is started over, never spliced")
   func replacedFile() async throws {
     let server = try sourceServer(stallingServer)
