@@ -45,7 +45,8 @@ struct BatchRecord {
     do throws(JSONScanner.Failure) {
       scanner.skipWhitespace()
       guard !scanner.atEnd else { throw scanner.failure("empty line; expected a JSON object") }
-      // Editors on Windows save one at a file's start; JSON text takes none (RFC 8259 §8.1).
+      // Editors on Windows save one at a file's start; JSON writers add none (RFC 8259 §8.1),
+      // and a reader may refuse it: refused, but by name.
       if scanner.startsWithByteOrderMark {
         throw scanner.failure(
           "the line starts with a UTF-8 byte-order mark, which JSON lines do not take "
