@@ -742,7 +742,11 @@ public actor Download {
       } catch {
         throw DownloadError(.io, "\(error)")
       }
-      if let stateFile { try? FileManager.default.removeItem(at: stateFile) }
+      // The state is done with: the file it was written to goes (through a link, the file the
+      // link names; the link stays, as writing left it), and a FIFO or device, never written, stays.
+      if let stateFile, case .success(.file(let file)) = OutputTarget.resolve(stateFile.path) {
+        unlink(file)
+      }
       return digest
     }
     switch outcome {

@@ -200,7 +200,7 @@ struct DownloadTests {
     #expect(!FileManager.default.fileExists(atPath: scratch.file("state.resumedata").path))
   }
 
-  @Test("The state file: through a link, to the file it names; a FIFO refused, resume data kept")
+  @Test("The state file: through a link, the file it names; a FIFO neither written nor removed")
   func stateFileKinds() async throws {
     let server = try sourceServer(stallingServer)
     defer { server.stop() }
@@ -217,6 +217,15 @@ struct DownloadTests {
     #expect(
       try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == "kept.resumedata")
     #expect(try Data(contentsOf: scratch.file("kept.resumedata")) == resumeData)
+    // Once complete, the state goes from where it was written; the link stays, as writing left it.
+    server.setFaults(path: "/file", [])
+    let resumed = try Download(
+      resumeData: resumeData, destination: scratch.file("out"), configuration: configuration)
+    let (finished, _) = await runCollecting(resumed)
+    #expect(finished == .completed(file: scratch.file("out"), digest: sha256(sourceBytes)))
+    #expect(!FileManager.default.fileExists(atPath: scratch.file("kept.resumedata").path))
+    #expect(
+      try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == "kept.resumedata")
 
     // A FIFO's reader would take the state away, and a file renamed over it would stop it being
     // one: neither is done. Held open for reading here, so that writing into it would not wait
@@ -246,6 +255,13 @@ struct DownloadTests {
     #expect(lstat(fifo.path, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
     var byte: UInt8 = 0
     #expect(read(reader, &byte, 1) <= 0)
+    // Nor is it removed once the download completes.
+    server.setFaults(path: "/file", [])
+    let completed = try Download(
+      resumeData: data, destination: scratch.file("out2"), configuration: configuration)
+    let (done, _) = await runCollecting(completed)
+    #expect(done == .completed(file: scratch.file("out2"), digest: sha256(sourceBytes)))
+    #expect(lstat(fifo.path, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
   }
 
   @Test("A file replaced with one of the same size is started over, never spliced")
