@@ -758,8 +758,7 @@ public actor Download {
   private func paused() async -> DownloadResult {
     switch await offPool(persistence()) {
     case .success(let data): return .paused(resumeData: data)
-    case .failure(let error):
-      return .failed(error, resumeData: try? await offPool(persistence(writingState: false)).get())
+    case .failure(let error): return .failed(error, resumeData: await unwrittenResumeData())
     }
   }
 
@@ -772,7 +771,12 @@ public actor Download {
   /// take the resume data must not cost the caller the download's progress.
   private func resumeDataAnyway() async -> Data? {
     if let data = try? await offPool(persistence()).get() { return data }
-    return try? await offPool(persistence(writingState: false)).get()
+    return await unwrittenResumeData()
+  }
+
+  /// The resume data for what is on disk, the state file left as it is.
+  private func unwrittenResumeData() async -> Data? {
+    try? await offPool(persistence(writingState: false)).get()
   }
 
   /// What persisting the download does now: flushes the partial file, then writes the resume data
@@ -907,25 +911,17 @@ struct ResumeRecord: Sendable {
     try flush()
     let data = try encoded(bytes: bytes, segments: map)
     if writingState, let stateFile {
-      // Written as the CLI writes a file: flushed before the rename (Foundation's atomic write
-      // is not), so that a crash of the machine leaves the old state or the new, never an empty
-      // file beside a partial file it no longer describes; through a link, to the file it names.
-      // A FIFO or a device could never be read back as state: refused, not written into.
-      let path = stateFile.path
-      let failure: String? = data.withUnsafeBytes { bytes in
-        switch OutputTarget.resolve(path) {
-        case .failure(let error): return error.message
-        case .success(.stream): return "not a regular file"
-        case .success(.file):
-          do throws(OutputTargetError) {
-            try OutputTarget.write(bytes, to: path)
-            return nil
-          } catch {
-            return error.message
-          }
+      // Flushed before the rename (Foundation's atomic write is not), so that a crash of the
+      // machine leaves the old state or the new, never an empty file beside a partial file it no
+      // longer describes; through a link, to the file it names; a FIFO or a device refused.
+      let written = data.withUnsafeBytes { bytes in
+        Result { () throws(OutputTargetError) in
+          try OutputTarget.writeRegularFile(bytes, to: stateFile.path)
         }
       }
-      if let failure { throw DownloadError(.io, "cannot write \(path): \(failure)") }
+      if case .failure(let error) = written {
+        throw DownloadError(.io, "cannot write \(stateFile.path): \(error.message)")
+      }
     }
     return data
   }

@@ -100,6 +100,26 @@ package enum OutputTarget: Equatable, Sendable {
     case .success(.file(let file)):
       target = file
     }
+    try replaceFile(bytes, target)
+  }
+
+  /// `write`, for a file that must be read back (a download's state): a regular file (or a new
+  /// one) is replaced atomically, through any links; a FIFO or a device, whose reader would take
+  /// the bytes away, is refused ("not a regular file") and left as it is.
+  package static func writeRegularFile(_ bytes: UnsafeRawBufferPointer, to path: String)
+    throws(OutputTargetError)
+  {
+    switch resolve(path) {
+    case .failure(let error): throw error
+    case .success(.stream): throw OutputTargetError("not a regular file")
+    case .success(.file(let file)): try replaceFile(bytes, file)
+    }
+  }
+
+  /// Replaces the regular file `target` (the end of any links) atomically.
+  private static func replaceFile(_ bytes: UnsafeRawBufferPointer, _ target: String)
+    throws(OutputTargetError)
+  {
     let slash = target.lastIndex(of: "/")
     let name = slash.map { String(target[target.index(after: $0)...]) } ?? target
     let temporary =
