@@ -44,8 +44,10 @@ static inline uint32_t load32(const uint8_t *at) {
 static inline int is_ascii(const uint8_t *text, int64_t count) {
 #if defined(__x86_64__)
   if (count >= 16) {
-    __m128i high = _mm_loadu_si128((const __m128i *)(text + count - 16));
-    for (int64_t index = 0; count - index > 16; index += 16) {
+    // Up to 32 bytes (most keys and class names) in two overlapping loads.
+    __m128i high = _mm_or_si128(_mm_loadu_si128((const __m128i *)text),
+                                _mm_loadu_si128((const __m128i *)(text + count - 16)));
+    for (int64_t index = 16; count - index > 16; index += 16) {
       high = _mm_or_si128(high, _mm_loadu_si128((const __m128i *)(text + index)));
     }
     return _mm_movemask_epi8(high) == 0;
@@ -69,15 +71,18 @@ static inline int is_ascii(const uint8_t *text, int64_t count) {
   return (high & 0x8080808080808080ULL) == 0;
 }
 
-// PropertyList's `keyFingerprint`: length, first and last eight bytes; odd, never 0. Only ever
-// compared with fingerprints made here, so it need only give equal bytes equal fingerprints.
+// After PropertyList's `keyFingerprint`: the length, and the first and last eight bytes (a shorter
+// text's bytes in overlapping loads); odd, never 0. Only ever compared with fingerprints made here,
+// so it need only give equal bytes equal fingerprints.
 static uint64_t fingerprint(const uint8_t *text, int64_t count) {
   uint64_t first = 0, last = 0;
   if (count >= 8) {
     first = load64(text);
     last = load64(text + count - 8);
-  } else {
-    for (int64_t index = 0; index < count; index++) first = first << 8 | text[index];
+  } else if (count >= 4) {
+    first = (uint64_t)load32(text) << 32 | load32(text + count - 4);
+  } else if (count > 0) {
+    first = (uint64_t)text[0] << 16 | (uint64_t)text[count / 2] << 8 | text[count - 1];
   }
   uint64_t mixed = ((uint64_t)count * 0x9E3779B97F4A7C15ULL) ^ first;
   return ((mixed * 0xBF58476D1CE4E5B9ULL) ^ (last * 0x94D049BB133111EBULL)) | 1;
@@ -142,11 +147,11 @@ static inline int content_count(const uint8_t *base, int64_t end, int64_t offset
 // `count` bytes from `start` lie in the object area (`start` is never past `end`).
 static inline int fits(int64_t end, int64_t start, int64_t count) { return count <= end - start; }
 
-static inline void record(const cvl_bplist_scan *scan, int64_t index, int64_t start,
+static inline void record(int64_t *spans, int64_t *sizes, int64_t index, int64_t start,
                           int64_t count) {
-  scan->spans[2 * index] = start;
-  scan->spans[2 * index + 1] = count;
-  scan->sizes[index] = 1;
+  spans[2 * index] = start;
+  spans[2 * index + 1] = count;
+  sizes[index] = 1;
 }
 
 // The Swift scan's `checkKeys`: every key a string; `plain` cleared by a UTF-16 key or a key
@@ -200,6 +205,7 @@ int cvl_bplist_scan_objects(const cvl_bplist_scan *scan, cvl_bplist_scan_result 
   const int64_t maximum_visits = scan->maximum_visits;
   const int64_t *offsets = scan->offsets;
   int64_t *sizes = scan->sizes;
+  int64_t *spans = scan->spans;
   uint64_t *prints = scan->scratch;
   memset(prints, 0, (size_t)object_count * sizeof(uint64_t));
   int64_t last_dictionary = -1;
@@ -222,16 +228,23 @@ int cvl_bplist_scan_objects(const cvl_bplist_scan *scan, cvl_bplist_scan_result 
       if (count > maximum_length || !fits(end, start, count)) return 0;
       if (!is_ascii(base + start, count)) return 0;
       prints[index] = UNPRINTED_ASCII;
-      record(scan, index, start, count);
+      record(spans, sizes, index, start, count);
       continue;
     }
     if (kind == 0x8) {
       // Longer UIDs are legal but never written; the walk checks them.
-      int64_t size = (marker & 0x0F) + 1;
-      if (size > 8 || !fits(end, offset + 1, size)) return 0;
-      uint64_t uid = size == 1 ? base[offset + 1] : read_sized(base + offset + 1, size);
-      if (uid > UINT32_MAX) return 0;
-      if (!has_uid || uid > maximum_uid) maximum_uid = uid;
+      uint64_t uid;
+      if (marker == 0x80) {
+        if (offset + 1 >= end) return 0;
+        uid = base[offset + 1];
+      } else {
+        int64_t size = (marker & 0x0F) + 1;
+        if (size > 8 || !fits(end, offset + 1, size)) return 0;
+        uid = read_sized(base + offset + 1, size);
+        if (uid > UINT32_MAX) return 0;
+      }
+      // UIDs are never negative: the largest of 0 and them is the largest of them.
+      maximum_uid = uid > maximum_uid ? uid : maximum_uid;
       has_uid = 1;
       continue;
     }
@@ -247,7 +260,7 @@ int cvl_bplist_scan_objects(const cvl_bplist_scan *scan, cvl_bplist_scan_result 
       if (depth > maximum_depth) return 0;
       visits += (uint64_t)references;
       if ((int64_t)visits > maximum_visits) return 0;
-      record(scan, index, start, count);
+      record(spans, sizes, index, start, count);
       // Each reference names an object; a container it names lies above and is named once: no
       // cycle and nothing that expands.
       const uint8_t *reference = base + start;
@@ -313,7 +326,7 @@ int cvl_bplist_scan_objects(const cvl_bplist_scan *scan, cvl_bplist_scan_result 
     case 0x4:
       if (!content_count(base, end, offset, marker, &count, &start)) return 0;
       if (count > maximum_length || !fits(end, start, count)) return 0;
-      record(scan, index, start, count);
+      record(spans, sizes, index, start, count);
       break;
     case 0x6: {
       if (!content_count(base, end, offset, marker, &count, &start)) return 0;
@@ -322,7 +335,7 @@ int cvl_bplist_scan_objects(const cvl_bplist_scan *scan, cvl_bplist_scan_result 
       if (byte_count > maximum_length || !fits(end, start, byte_count)) return 0;
       if (!utf16_pairs(base + start, count)) return 0;
       prints[index] = UTF16_STRING;
-      record(scan, index, start, count);
+      record(spans, sizes, index, start, count);
       break;
     }
     default:

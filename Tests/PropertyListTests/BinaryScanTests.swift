@@ -142,6 +142,27 @@ struct BinaryScanTests {
       (Array(0..<65).map { "$\($0)" }, false),
     ])
   func plainDictionaries(_ keys: [String], plain: Bool) throws {
+    #expect(try Self.plainness(keys) == plain)
+  }
+
+  @Test(
+    "A key there twice is found at every length; keys a byte apart, at any place, are distinct",
+    arguments: 1...20)
+  func keyLengths(_ length: Int) throws {
+    let key = String(repeating: "k", count: length)
+    // The key, and one key for each of its places with that byte changed.
+    let apart =
+      [key]
+      + (0..<length).map { place in
+        String(key.prefix(place)) + "j" + String(key.dropFirst(place + 1))
+      }
+    #expect(try Self.plainness(apart) == true)
+    #expect(try Self.plainness(apart + [key]) == false)
+    #expect(try Self.plainness(apart + [apart[length]]) == false)
+  }
+
+  // Whether a dictionary of the keys, each a string object of its own, is plain.
+  static func plainness(_ keys: [String]) throws -> Bool {
     // A dictionary (object 0) of the keys (objects 1...), each mapping to `true` (the last object).
     let valueObject = UInt8(keys.count + 1)
     let dictionary: [UInt8] =
@@ -155,8 +176,8 @@ struct BinaryScanTests {
     let data = handmadePlist([dictionary] + strings + [[0x09]])
     let view = try BinaryPropertyListView(validating: data, limits: .default)
     #expect(view.wasScanned)
-    #expect(view.dictionariesArePlain == plain)
     #expect(BinaryViewDifferential.difference(data) == nil)
+    return view.dictionariesArePlain
   }
 
   @Test(
