@@ -41,14 +41,16 @@ extension ResumeData {
           "NSURLSessionResumeByteRange is set: iOS 11.0–11.2 then completes with a short or empty file (repair for it removes the key)",
           path: ResumeDataKey.byteRange))
     }
+    // Each read once: a request is a value of several references, retained at every copy.
     let current = currentRequest
+    let original = originalRequest
     if current == nil, entries[ResumeDataKey.currentRequest] != nil || isNetworkFramework {
       found.append(
         Finding(
           "request-undecodable", .error, "the current request archive does not decode",
           path: ResumeDataKey.currentRequest))
     }
-    if originalRequest == nil, generation != .safari, generation != .networkFrameworkWebKit {
+    if original == nil, generation != .safari, generation != .networkFrameworkWebKit {
       found.append(
         Finding(
           "original-request-missing", .warning,
@@ -61,7 +63,7 @@ extension ResumeData {
     let firstIOS10Unreadable =
       iOS10Unreadable(current)
       ? ResumeDataKey.currentRequest
-      : iOS10Unreadable(originalRequest) ? ResumeDataKey.originalRequest : nil
+      : iOS10Unreadable(original) ? ResumeDataKey.originalRequest : nil
     // A Network.framework blob holds its requests as objects, not as archives that could be read
     // back.
     if let first = firstIOS10Unreadable, generation != .networkFramework,
@@ -75,9 +77,11 @@ extension ResumeData {
     }
     // The `$N` layout is what a repair for iOS 10.0–10.1 writes: every other system fails to read
     // it, so a blob repaired for that target and then sent elsewhere fails there.
-    if let first = [
-      (current, ResumeDataKey.currentRequest), (originalRequest, ResumeDataKey.originalRequest),
-    ].first(where: { $0.0?.layout == .dollarNumbered })?.1 {
+    if let first =
+      current?.layout == .dollarNumbered
+      ? ResumeDataKey.currentRequest
+      : original?.layout == .dollarNumbered ? ResumeDataKey.originalRequest : nil
+    {
       found.append(
         Finding(
           "ios10-only-request-layout", .warning,
@@ -102,7 +106,7 @@ extension ResumeData {
     if let problem = Self.unsendableHeaderProblem(current) {
       found.append(
         Self.unsendableHeader(problem, in: "current", path: ResumeDataKey.currentRequest))
-    } else if let original = originalRequest,
+    } else if let original,
       current.map({ !original.isSameDecoding(as: $0) }) ?? true,
       let problem = Self.unsendableHeaderProblem(original)
     {
