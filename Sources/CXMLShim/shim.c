@@ -102,6 +102,15 @@ static int shim_line(const ShimState *state) {
   return state->parser->input->line;
 }
 
+// Whether libxml2 has read the whole input: a file cut short fails there. The buffer's end is checked
+// first; the count of bytes consumed, which an encoder's conversion makes dearer, only after it.
+static int shim_at_end(const ShimState *state) {
+  const xmlParserInputPtr input = state->parser->input;
+  if (input == NULL || input->cur == NULL || input->end == NULL || input->cur < input->end) return 0;
+  long consumed = xmlByteConsumed(state->parser);
+  return consumed >= 0 && (size_t)consumed >= state->length;
+}
+
 // Stops callbacks without freeing the input buffer: xmlStopParser releases the input under the parser's
 // feet, which is only safe at points where libxml2 re-checks its state straight after the callback.
 // Clearing disableSAX and moving to EOF makes libxml2's own loops wind down, as after a fatal error.
@@ -178,6 +187,15 @@ static void shim_start_element(void *user, const xmlChar *localname, const xmlCh
   ShimState *state = user;
   if (state->failed) return;
   CXMLShimTag tag = shim_classify(prefix, localname);
+  // A name the input's end cut short is no unknown element: libxml2 reports the start tag it then
+  // fails to end only after this call.
+  if (tag == CXMLShimTagUnknown && shim_at_end(state)) {
+    char message[160];
+    snprintf(message, sizeof message, "the input ends inside the start tag <%.64s: a file cut short?",
+             (const char *)localname);
+    shim_fail(state, CXMLShimErrorKindMalformed, shim_line(state), message);
+    return;
+  }
   state->inLeaf = tag != CXMLShimTagUnknown && tag != CXMLShimTagPlist && tag != CXMLShimTagDict &&
                   tag != CXMLShimTagArray;
   if (state->handlers->startElement(state->context, tag, (const char *)prefix,
@@ -294,6 +312,25 @@ static void shim_structured_error(void *user, xmlErrorPtr error) {
     // libxml2's own message recommends XML_PARSE_HUGE, which this reader never uses.
     kind = CXMLShimErrorKindLimitExceeded;
     message = "elements nested deeper than libxml2's cap of 4096";
+  }
+  // A file cut short: libxml2's own words name the element's line and the input's end line alike
+  // ("Premature end of data in tag data line 88" at line 113), and leave the cause unsaid.
+  char explained[320];
+  if (kind == CXMLShimErrorKindMalformed && shim_at_end(state)) {
+    if (error->code == XML_ERR_TAG_NOT_FINISHED && error->str1 != NULL) {
+      snprintf(explained, sizeof explained,
+               "the input ends inside <%.64s>, opened at line %d: a file cut short?", error->str1,
+               error->int1);
+    } else if (error->code == XML_ERR_GT_REQUIRED && error->str1 != NULL) {
+      snprintf(explained, sizeof explained,
+               "the input ends inside the start tag <%.64s: a file cut short?", error->str1);
+    } else {
+      // libxml2's message ends in a line break.
+      int length = (int)strcspn(message, "\n");
+      snprintf(explained, sizeof explained, "%.*s, where the input ends: a file cut short?",
+               length > 200 ? 200 : length, message);
+    }
+    message = explained;
   }
   shim_fail(state, kind, error->line > 0 ? error->line : shim_line(state), message);
 }

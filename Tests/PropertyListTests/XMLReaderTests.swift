@@ -269,7 +269,8 @@ struct XMLReaderTests {
       code: .malformed, line: 5, message: "Opening and ending tag mismatch: dict line 2 and plist"),
     ErrorCase(
       name: "document ends inside an element", input: "<plist>\n<array>\n<true/>\n",
-      code: .malformed, line: 4, message: "Premature end of data"),
+      code: .malformed, line: 4,
+      message: "the input ends inside <array>, opened at line 2: a file cut short?"),
     ErrorCase(
       name: "&amp without semicolon",
       input: "<plist>\n<array>\n<string>a &amp b</string>\n</array>",
@@ -432,6 +433,50 @@ struct XMLReaderTests {
     #expect(thrown.code == error.code)
     #expect(thrown.location == .line(error.line))
     #expect(thrown.message.contains(error.message), "\(thrown.message)")
+  }
+
+  @Test(
+    "A document cut short says so, with the line it ends on; an error before its end does not",
+    arguments: [
+      (
+        "<plist>\n<array>\n<true/>\n", 4,
+        "the input ends inside <array>, opened at line 2: a file cut short?"
+      ),
+      ("<plist>\n<array", 2, "the input ends inside the start tag <array: a file cut short?"),
+      // A name cut short is not reported as an unknown element.
+      ("<plist>\n<array>\n<tr", 3, "the input ends inside the start tag <tr: a file cut short?"),
+      ("<plist>\n<array>\n</arr", 3, "expected '>', where the input ends: a file cut short?"),
+      ("<plist>\n<array>\n<tr/>\n", 3, "unknown element <tr>"),
+      (
+        "<plist>\n<dict>\n<key>a</key>\n<string>x</string>\n</plist>\n", 5,
+        "Opening and ending tag mismatch: dict line 2 and plist"
+      ),
+    ])
+  func cutShort(_ input: String, line: Int, message: String) throws {
+    let thrown = try #require(readError(input))
+    #expect(thrown.location == .line(line))
+    #expect(
+      thrown.message == (message.hasPrefix("unknown") ? "" : "not well-formed XML: ") + message)
+  }
+
+  @Test("A UTF-16 document cut short says so: the input's end is found through the encoder")
+  func cutShortUTF16() throws {
+    let text = "<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n<plist>\n<array>\n<string>abc"
+    var bytes = Data([0xFE, 0xFF])
+    for unit in text.utf16 { bytes.append(contentsOf: [UInt8(unit >> 8), UInt8(unit & 0xFF)]) }
+    let thrown = try #require(readError(bytes))
+    #expect(thrown.location == .line(4))
+    #expect(
+      thrown.message
+        == "not well-formed XML: the input ends inside <string>, opened at line 4: a file cut short?"
+    )
+    // Whole, the same text reads.
+    let whole = text + "</string>\n</array>\n</plist>\n"
+    var wholeBytes = Data([0xFE, 0xFF])
+    for unit in whole.utf16 {
+      wholeBytes.append(contentsOf: [UInt8(unit >> 8), UInt8(unit & 0xFF)])
+    }
+    #expect(try XMLPropertyListReader().read(wholeBytes) == .array([.string("abc")]))
   }
 
   @Test func invalidUTF8OnLine3() throws {
