@@ -331,6 +331,9 @@ struct JSONLine: ~Copyable {
   /// The text, in the memory it was written in.
   consuming func finish() -> Data { bytes.finish() }
 
+  /// The number of bytes written.
+  var written: Int { bytes.written }
+
   mutating func beginObject() { open(UInt8(ascii: "{")) }
   mutating func endObject() { close(UInt8(ascii: "}")) }
   mutating func beginArray() { open(UInt8(ascii: "[")) }

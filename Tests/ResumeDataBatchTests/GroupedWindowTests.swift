@@ -1,0 +1,115 @@
+import Foundation
+import ResumeData
+import TestSupport
+import Testing
+
+@testable import ResumeDataBatch
+
+@Suite("Batch windows processed grouped by the form of their blobs")
+struct GroupedWindowTests {
+  static func form(_ line: String) -> BlobForm? {
+    Array(line.utf8).withUnsafeBufferPointer { BlobForm(line: $0) }
+  }
+
+  static func window(_ lines: [String], limit: Int = 1 << 20) -> LineWindow {
+    var window = LineWindow()
+    for line in lines { window.append(record: Data(line.utf8), limit: limit) }
+    return window
+  }
+
+  @Test(
+    "A line has no form without a \"blob\" string among its first 1,024 bytes",
+    arguments: [
+      "{\"path\":\"a.plist\"}", "{\"id\":1}", "{\"blob\":1}", "{\"blob\"}", "{\"blob\":", "",
+      "not JSON", "{\"id\":\"" + String(repeating: "x", count: 1_010) + "\",\"blob\":\"AAAA\"}",
+    ])
+  func noForm(_ line: String) {
+    #expect(Self.form(line) == nil)
+  }
+
+  @Test(
+    "Blobs are of one form when their first 16 characters are the same",
+    arguments: [
+      (
+        "{\"id\":1,\"blob\":\"YnBsaXN0MDDUAQIDBAUGxyz\"}", "{\"blob\" : \"YnBsaXN0MDDUAQIDabc\"}",
+        true
+      ),
+      ("{\"blob\":\"YnBsaXN0MDDUAQID\"}", "{\"blob\":\"YnBsaXN0MDDUAQIE\"}", false),
+      ("{\"blob\":\"PD94\"}", "{\"id\":\"x\",\"blob\":\"PD94\"}", true),
+      ("{\"blob\":\"PD94\"}", "{\"blob\":\"PD94bW\"}", false),
+      ("{\"blob\":\"\"}", "{\"blob\":\"\"}", true),
+      ("{\"blob\":\"\"}", "{\"blob\":\"A\"}", false),
+    ])
+  func sameForm(_ first: String, _ second: String, same: Bool) throws {
+    let firstForm = try #require(Self.form(first))
+    let secondForm = try #require(Self.form(second))
+    #expect((firstForm == secondForm) == same)
+  }
+
+  @Test("The order groups lines by form, first seen first, each form's lines in line order")
+  func order() {
+    let keyed = "{\"blob\":\"YnBsaXN0MDDUAQIDBAUG\"}"
+    let xml = "{\"blob\":\"PD94bWwgdmVyc2lv\"}"
+    let network = "{\"blob\":\"NhUIJRIHQ1/UAQID\"}"
+    let path = "{\"path\":\"a.plist\"}"
+    let bad = "{\"id\":0}"
+    #expect(
+      Self.window([keyed, xml, network, keyed, path, xml, bad, keyed, path]).groupedOrder()
+        == [0, 3, 7, 1, 5, 2, 4, 6, 8])
+    // One form, or none: line order.
+    #expect(Self.window([keyed, keyed, keyed]).groupedOrder() == nil)
+    #expect(Self.window([path, bad, path]).groupedOrder() == nil)
+    #expect(Self.window([keyed]).groupedOrder() == nil)
+    // A line too long to be held has no form.
+    #expect(Self.window([keyed, xml, keyed], limit: 30).groupedOrder() == [0, 2, 1])
+    // Forms beyond the eighth go last, together, in line order.
+    let forms = (0..<10).map { "{\"blob\":\"F\($0)\"}" }
+    #expect(
+      Self.window(forms + forms).groupedOrder()
+        == (0..<8).flatMap { [$0, $0 + 10] } + [8, 9, 18, 19])
+  }
+
+  @Test(
+    "Records of several forms across windows: results in line order, each as the record alone",
+    arguments: [1, 2, 3])
+  func manyForms(jobs: Int) throws {
+    let blobs = try ["keyed-v5-response.archive", "v2.xml.plist", "network-framework.blob"].map {
+      try fixture("resume/" + $0)
+    }
+    // 700 records: more than two windows of one job (256 lines each), forms in turn with a bad
+    // line now and then.
+    let records = (0..<700).map { index in
+      index % 11 == 5 ? Data("{\"id\":\(index)}".utf8) : record(index, blobs[index % 3])
+    }
+    let pipeline = BatchPipeline(
+      options: BatchOptions(operation: .repair(.ios13Later)), inputName: "records", jobs: jobs)
+    let results = pipeline.results(of: records)
+    #expect(results.map(\.line) == Array(1...700))
+    #expect(results.map(\.ok) == (0..<700).map { $0 % 11 != 5 })
+    #expect(
+      results.map(\.json)
+        == records.indices.map { pipeline.process(records[$0], line: $0 + 1).json })
+  }
+
+  @Test("\"path\" records keep their order among themselves: the same file twice, in place")
+  func pathsInOrder() throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "grouped-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appendingPathComponent("a.plist")
+    try fixture("resume/v4-byte-range.xml.plist").write(to: file)
+    let path = "{\"path\":\"\(file.path)\"}"
+    // Blob records of two forms around them, so that the window is grouped.
+    let records = [
+      record(1, try fixture("resume/v2.xml.plist")), Data(path.utf8),
+      record(3, try fixture("resume/keyed-v5-response.archive")), Data(path.utf8),
+    ]
+    let options = BatchOptions(operation: .repair(.ios11Early), inPlace: true)
+    let results = BatchPipeline(options: options, jobs: 1).results(of: records)
+    #expect(results.map(\.ok) == [true, true, true, true])
+    // The first names the file rewritten; the second finds it repaired already.
+    #expect(text(results[1]).contains("\"written\":\"\(file.path)\""))
+    #expect(text(results[3]).contains("\"written\":null"))
+  }
+}
