@@ -92,7 +92,9 @@ public struct BatchInputError: Error, Sendable, Equatable, CustomStringConvertib
 /// the number of jobs. A record that fails gets an error result and the run goes on.
 ///
 /// Records are processed on `jobs` threads of their own, a window of lines at a time: memory stays
-/// bounded however long the input is.
+/// bounded however long the input is. Within a window, records whose blobs are of one form are
+/// processed one after another (see `WindowInFlight`); "path" records keep their order among
+/// themselves, and the results come in input order all the same.
 public struct BatchPipeline: Sendable {
   /// Most jobs run at once.
   public static let maximumJobs = 256
