@@ -299,15 +299,18 @@ extension KeyedArchive {
     let count = pairs.count
     let keys = layout.uidLists.reserve(count)
     let values = layout.uidLists.reserve(count)
-    // Every key, then every value, as NSDictionary encodes them.
-    for (position, pair) in pairs.enumerated() {
-      guard case .string = pair.key, let key = layout.encodeOwned(pair.key, &arena) else {
+    // Every key, then every value, as NSDictionary encodes them. Read in place by index: the
+    // pairs of `enumerated()` are copies, each value retained and released.
+    for position in pairs.indices {
+      guard case .string = pairs[position].key,
+        let key = layout.encodeOwned(pairs[position].key, &arena)
+      else {
         return nil
       }
       layout.uidLists[keys + position] = key
     }
-    for (position, pair) in pairs.enumerated() {
-      guard let value = layout.encodeOwned(pair.value, &arena) else { return nil }
+    for position in pairs.indices {
+      guard let value = layout.encodeOwned(pairs[position].value, &arena) else { return nil }
       layout.uidLists[values + position] = value
     }
     let classUID = layout.fixedClass(mutable ? .mutableDictionary : .dictionary)

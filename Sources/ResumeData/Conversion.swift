@@ -92,8 +92,8 @@ extension ResumeData {
     {
       return nil
     }
-    var notes = Conversion(from: self, directory: temporaryDirectory)
-    var dictionary = try notes.portableEntries()
+    var notes = Conversion(directory: temporaryDirectory)
+    var dictionary = try notes.portableEntries(self)
     // Nil when the blob is known without its bytes, which it writes when first asked for.
     let bytes: Data?
     // The blob the bytes are, when it is known without reading them back.
@@ -115,7 +115,7 @@ extension ResumeData {
         notes.drop(ResumeDataKey.byteRange, from: &dictionary)
       }
       if plainTargets.contains(target) {
-        let archivedKeys = notes.archivedOrder
+        let archivedKeys = notes.archivedOrder(self)
         for key in archivedKeys { notes.dropped.append(key) }
         let container: PropertyListFormat = wantedContainer == .binaryPlist ? .binary : .xml
         let limits = KeyedArchiveLimits.default.propertyList
@@ -130,7 +130,7 @@ extension ResumeData {
           }
         }
       } else {
-        let pairs = notes.keyedPairs(dictionary)
+        let pairs = notes.keyedPairs(dictionary, of: self)
         let keyed = try ResumeDataError.wrapping {
           try Self.keyedBytes(pairs, format: wantedContainer == .keyedArchiveXML ? .xml : .binary)
         }
@@ -143,7 +143,7 @@ extension ResumeData {
         }
       }
     case .networkFramework:
-      bytes = try notes.networkFrameworkBytes(dictionary)
+      bytes = try notes.networkFrameworkBytes(dictionary, of: self)
     case .networkFrameworkWebKit:
       let inner = try converted(to: .networkFramework, temporaryDirectory: temporaryDirectory)
       try notes.nameByLocalPath(&dictionary)
@@ -157,7 +157,8 @@ extension ResumeData {
       notes.dropped += inner.findings.filter { $0.code == "conversion-dropped" }.map(\.path)
       bytes = try ResumeDataError.wrapping { try Self.keyedBytes(pairs) }
     }
-    let blob = try written ?? ResumeData(decoding: bytes ?? Data(), requestsOf: self)
+    // Moved out of `written`, not copied.
+    let blob = try (consume written) ?? ResumeData(decoding: bytes ?? Data(), requestsOf: self)
     var findings = notes.derived
     for key in notes.dropped where !key.isEmpty {
       findings.append(
@@ -171,24 +172,25 @@ extension ResumeData {
 
 /// The bookkeeping of one conversion: the source's values in a portable form, and what was derived
 /// or dropped on the way.
+///
+/// The source is handed to the methods that read it rather than kept: a blob kept is a copy,
+/// retaining each of its references.
 private struct Conversion {
-  let source: ResumeData
   let directory: URL?
   var derived: [Finding] = []
   var dropped: [String] = []
 
-  init(from source: ResumeData, directory: URL?) {
-    self.source = source
+  init(directory: URL?) {
     self.directory = directory
   }
 
   /// Keys of values only an archive can hold, in the source's order.
-  var archivedOrder: [String] {
+  func archivedOrder(_ source: ResumeData) -> [String] {
     source.rootKeyOrder.filter { source.archivedEntries[$0] != nil }
   }
 
   /// The source as a resume dictionary of plain values, whatever its generation.
-  mutating func portableEntries() throws -> PropertyListDictionary {
+  mutating func portableEntries(_ source: ResumeData) throws -> PropertyListDictionary {
     switch source.generation {
     case .networkFramework:
       return try networkFrameworkEntries(source)
@@ -326,11 +328,13 @@ private struct Conversion {
   }
 
   /// A keyed root dictionary: the plain entries in the source's order, then archived values.
-  func keyedPairs(_ entries: PropertyListDictionary) -> [ArchivedDictionaryEntry] {
+  func keyedPairs(_ entries: PropertyListDictionary, of source: ResumeData)
+    -> [ArchivedDictionaryEntry]
+  {
     var pairs = entries.map {
       ArchivedDictionaryEntry(.string($0.key), ResumeData.archived($0.value))
     }
-    for key in archivedOrder {
+    for key in archivedOrder(source) {
       if let value = source.archivedEntries[key] {
         pairs.append(ArchivedDictionaryEntry(.string(key), value))
       }
@@ -339,7 +343,9 @@ private struct Conversion {
   }
 
   /// A masked Network.framework blob holding the requests, response and partial file.
-  mutating func networkFrameworkBytes(_ entries: PropertyListDictionary) throws -> Data {
+  mutating func networkFrameworkBytes(_ entries: PropertyListDictionary, of source: ResumeData)
+    throws -> Data
+  {
     func root(_ key: String) throws -> ArchivedValue? {
       guard let bytes = entries[key]?.dataValue else { return nil }
       return try ResumeDataError.wrapping(at: key) {
@@ -380,7 +386,7 @@ private struct Conversion {
       ResumeDataKey.infoVersion,
     ]
     dropped += entries.keys.filter { !carried.contains($0) }
-    dropped += archivedOrder
+    dropped += archivedOrder(source)
     let object = ArchivedObject(classChain: ResumeData.networkFrameworkClasses, fields: fields)
     let archive = try ResumeDataError.wrapping {
       try KeyedArchive(root: .object(object)).encoded(as: .binary)

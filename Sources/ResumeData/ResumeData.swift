@@ -122,14 +122,21 @@ public struct ResumeData: Sendable, Hashable {
   /// archived on their own straight from the bytes, and `networkFrameworkInfo` is decoded on first
   /// use. Anything else, errors included, takes the eager path, with the same result.
   public init(decoding data: Data, limits: KeyedArchiveLimits = .default) throws {
-    try self.init(decoding: data, limits: limits, requestsOf: nil)
+    try self.init(decodingAlone: data, limits: limits)
+    refreshRequests()
   }
 
   /// `init(decoding:limits:)` of a blob made from `source` (a conversion), whose decoded requests
   /// serve for the request archives it carries over unchanged (see `refreshRequests`).
-  init(decoding data: Data, limits: KeyedArchiveLimits = .default, requestsOf source: ResumeData?)
+  init(decoding data: Data, limits: KeyedArchiveLimits = .default, requestsOf source: ResumeData)
     throws
   {
+    try self.init(decodingAlone: data, limits: limits)
+    refreshRequests(reusing: source)
+  }
+
+  // `init(decoding:limits:)` but for its requests, which the caller decodes.
+  private init(decodingAlone data: Data, limits: KeyedArchiveLimits) throws {
     // Initialized in place by delegation: assigning a blob made elsewhere to `self` copies it,
     // retaining each of its references.
     if let network = Self.networkFrameworkInPlace(data, limits: limits) {
@@ -139,7 +146,6 @@ public struct ResumeData: Sendable, Hashable {
     } else {
       try self.init(parsing: data, limits: limits)
     }
-    refreshRequests(reusing: source)
   }
 
   /// Reads a blob on the eager path only (its archive and request archives decoded in full), for
@@ -331,7 +337,7 @@ public struct ResumeData: Sendable, Hashable {
   /// sixth of a record.
   init?(
     xmlOf dictionary: PropertyListDictionary, written data: Data? = nil,
-    limits: PropertyListLimits, requestsOf source: ResumeData? = nil
+    limits: PropertyListLimits, requestsOf source: ResumeData
   ) {
     var budget = (
       objects: limits.maximumObjectCount / 2, longestValue: limits.maximumValueLength / 2
@@ -757,30 +763,42 @@ public struct ResumeData: Sendable, Hashable {
     decodedOriginalRequest ?? nested?.originalRequest
   }
 
+  /// Decodes the requests of a blob made from `source` (a conversion), which mostly carries its
+  /// request archives over unchanged: the same bytes decode to the same value, so `source`'s
+  /// decoded requests serve.
+  ///
+  /// `source` is not optional: a blob passed as an optional is copied into it, retaining each of
+  /// its references.
+  mutating func refreshRequests(reusing source: ResumeData) {
+    let currentBytes = requestBytes(0)
+    let originalBytes = requestBytes(1)
+    // Each looked up once.
+    let sourceBytes = (source.requestBytes(0), source.requestBytes(1))
+    // The request `source` decoded from these bytes (an absent request's being none); nil when
+    // it decoded none from them.
+    func reused(_ bytes: Data?) -> URLRequestArchive?? {
+      guard let bytes else { return .some(nil) }
+      if let decoded = source.decodedCurrentRequest, sourceBytes.0 == bytes { return decoded }
+      if let decoded = source.decodedOriginalRequest, sourceBytes.1 == bytes { return decoded }
+      return nil
+    }
+    if let current = reused(currentBytes), let original = reused(originalBytes) {
+      (decodedCurrentRequest, decodedOriginalRequest) = (current, original)
+      return
+    }
+    refreshRequests(currentBytes, originalBytes, eagerly: false)
+  }
+
   /// Decodes the requests again after an edit.
   ///
   /// - Parameter eagerly: decode the request archives in full rather than read them in place.
-  mutating func refreshRequests(eagerly: Bool = false, reusing source: ResumeData? = nil) {
-    let currentBytes = requestBytes(0)
-    let originalBytes = requestBytes(1)
-    // A blob made from another (a conversion) mostly carries its request archives over unchanged:
-    // the same bytes decode to the same value, so `source`'s decoded requests serve.
-    if let source, !eagerly {
-      // Each looked up once.
-      let sourceBytes = (source.requestBytes(0), source.requestBytes(1))
-      // The request `source` decoded from these bytes (an absent request's being none); nil when
-      // it decoded none from them.
-      func reused(_ bytes: Data?) -> URLRequestArchive?? {
-        guard let bytes else { return .some(nil) }
-        if let decoded = source.decodedCurrentRequest, sourceBytes.0 == bytes { return decoded }
-        if let decoded = source.decodedOriginalRequest, sourceBytes.1 == bytes { return decoded }
-        return nil
-      }
-      if let current = reused(currentBytes), let original = reused(originalBytes) {
-        (decodedCurrentRequest, decodedOriginalRequest) = (current, original)
-        return
-      }
-    }
+  mutating func refreshRequests(eagerly: Bool = false) {
+    refreshRequests(requestBytes(0), requestBytes(1), eagerly: eagerly)
+  }
+
+  private mutating func refreshRequests(
+    _ currentBytes: Data?, _ originalBytes: Data?, eagerly: Bool
+  ) {
     // A Network.framework blob read in place has its requests read already, from the views its
     // writer made of their archives.
     let written = eagerly ? nil : networkFramework.value?.parts.writtenRequests

@@ -30,16 +30,21 @@ public struct ConvertForTarget: RepairRule {
     }
     guard let destination else { return [] }
     let plain: [ResumeDataGeneration] = [.v1, .v2, .v4]
-    let conversion = try blob.convertedQuietly(
+    let was = blob.generation
+    var conversionFindings: [Finding] = []
+    // Taken apart as it comes: bound to a name, the converted blob would be copied into `blob`.
+    if case (let converted, let findings)? = try blob.convertedQuietly(
       to: destination, format: plain.contains(destination) ? .xml : nil,
       infoVersion: target.keyedInfoVersion, temporaryDirectory: context.temporaryDirectory)
-    let was = blob.generation
-    if let conversion { blob = conversion.blob }
+    {
+      blob = converted
+      conversionFindings = findings
+    }
     var parts = [
       target.rawValue, " cannot read a ", was.rawValue, " blob: converted to ",
       blob.generation.rawValue,
     ]
     if let version = blob.infoVersion { parts += [" (info version ", String(version), ")"] }
-    return [Finding(name, .info, Finding.message(parts))] + (conversion?.findings ?? [])
+    return [Finding(name, .info, Finding.message(parts))] + conversionFindings
   }
 }
