@@ -1,5 +1,5 @@
 import Foundation
-@_spi(InPlace) @_spi(Differential) import PropertyList
+@_spi(InPlace) @_spi(Differential) @_spi(Writing) import PropertyList
 import Synchronization
 
 // Archiving one object of an archive as the root of an archive of its own (a Network.framework
@@ -783,8 +783,7 @@ private struct ByteArena: ~Copyable {
 
   /// The string's text in the block; nil when it is not ASCII (or would not fit).
   mutating func text(_ string: String) -> Text? {
-    var string = string
-    return string.withUTF8 { utf8 -> Text? in
+    return string.withUTF8InPlace { utf8 -> Text? in
       guard Self.isASCII(UnsafeRawBufferPointer(utf8)) else { return nil }
       return copy(UnsafeRawBufferPointer(utf8))
     }

@@ -1,5 +1,5 @@
 import Foundation
-import PropertyList
+@_spi(Writing) import PropertyList
 
 /// An archived NSURLRequest / NSMutableURLRequest in CFNetwork's layout (format reference §4).
 ///
@@ -563,14 +563,12 @@ extension URLRequestFields.Header {
   }
 
   private static func isToken(_ name: String) -> Bool {
-    var name = name
-    return name.withUTF8 { isHTTPToken(UnsafeRawBufferPointer($0)) }
+    name.withUTF8InPlace { isHTTPToken(UnsafeRawBufferPointer($0)) }
   }
 
   // By byte: "\r\n" is one Character, which a Character comparison would miss.
   private static func isSendableValue(_ value: String) -> Bool {
-    var value = value
-    return value.withUTF8 { !holdsLineBreakOrNul(UnsafeRawBufferPointer($0)) }
+    value.withUTF8InPlace { !holdsLineBreakOrNul(UnsafeRawBufferPointer($0)) }
   }
 }
 

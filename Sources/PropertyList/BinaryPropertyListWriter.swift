@@ -269,8 +269,7 @@ struct Emitter: ~Copyable {
       out.reserve(data.count)
       data.withUnsafeBytes { out.put($0) }
     case .string(let string):
-      var copy = string
-      copy.withUTF8 { utf8 in
+      string.withUTF8InPlace { utf8 in
         if utf8.allSatisfy({ $0 < 0x80 }) {
           appendMarker(0x50, count: utf8.count)
           out.reserve(utf8.count)

@@ -216,8 +216,7 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
   /// hash for tables. Equal bytes have equal fingerprints; keys whose fingerprints match are then
   /// compared byte for byte (`sameBytes`). Never 0, so that readers can use 0 for "not computed yet".
   static func fingerprint(_ key: String) -> UInt64 {
-    var key = key
-    return key.withUTF8 { keyFingerprint(UnsafeRawBufferPointer($0)) }
+    key.withUTF8InPlace { keyFingerprint(UnsafeRawBufferPointer($0)) }
   }
 
   /// Whether two keys have the same UTF-8 bytes (so the same characters): how keys are told apart,
@@ -261,12 +260,9 @@ public struct PropertyListDictionary: Sendable, Hashable, RandomAccessCollection
   /// between a character above U+FFFF (lead byte 0xF0–0xF4) and one in U+E000–U+FFFF (lead byte
   /// 0xEE or 0xEF), so a first difference between two bytes below 0xEE decides it.
   static func precedesInUTF16(_ lhs: String, _ rhs: String) -> Bool {
-    // Through `withUTF8` of copies (a retain each): native strings, as keys are, are read in
-    // place, without the generic path of `withContiguousStorageIfAvailable`.
-    var left = lhs
-    var right = rhs
-    let byBytes: Bool? = left.withUTF8 { left in
-      right.withUTF8 { right -> Bool? in
+    // Read in place (`withUTF8InPlace`): copies for `withUTF8` retain and release each key.
+    let byBytes: Bool? = lhs.withUTF8InPlace { left in
+      rhs.withUTF8InPlace { right -> Bool? in
         let common = Swift.min(left.count, right.count)
         var index = 0
         // Keys of one dictionary often share a long prefix (`NSURLSessionResume…`): eight bytes

@@ -88,8 +88,7 @@ package func jsonNeedsEscapes(_ text: UnsafeRawBufferPointer) -> Bool {
 public func appendJSONString(_ string: String, to out: inout String) {
   out += "\""
   // Most strings need no escape: appended whole, which is far cheaper than scalar by scalar.
-  var text = string
-  if !text.withUTF8({ jsonNeedsEscapes(UnsafeRawBufferPointer($0)) }) {
+  if !string.withUTF8InPlace({ jsonNeedsEscapes(UnsafeRawBufferPointer($0)) }) {
     out += string
     out += "\""
     return

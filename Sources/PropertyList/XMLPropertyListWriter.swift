@@ -129,8 +129,7 @@ public struct XMLPropertyListWriter: Sendable {
   private func appendEscaped(_ string: String, to out: inout XMLOutput) throws {
     // Most text needs no escaping and holds nothing suspicious: then it is its own bytes, appended
     // at once rather than byte by byte.
-    var text = string
-    let plain = text.withUTF8 { utf8 in
+    let plain = string.withUTF8InPlace { utf8 in
       let needsWork = Self.needsEscaping(UnsafeRawBufferPointer(utf8))
       if !needsWork { out.put(UnsafeRawBufferPointer(utf8)) }
       return !needsWork
@@ -258,8 +257,7 @@ private struct XMLOutput: ~Copyable {
   }
 
   mutating func put(_ text: String) {
-    var text = text
-    text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
+    text.withUTF8InPlace { put(UnsafeRawBufferPointer($0)) }
   }
 
   mutating func put(_ text: UnsafeRawBufferPointer) {

@@ -1,5 +1,6 @@
 import Foundation
 import KeyedArchive
+@_spi(Writing) import PropertyList
 
 extension ResumeData {
   /// Smaller than any blob that carries a request archive: the iOS 12.0–12.2 blobs made by
@@ -201,8 +202,7 @@ extension ResumeData {
   public static func isSafeBareName(_ name: String) -> Bool {
     // By byte, in place: Foundation's substring search is far slower, and these are single ASCII
     // bytes.
-    var name = name
-    return name.withUTF8 { bytes in
+    return name.withUTF8InPlace { bytes in
       guard !bytes.isEmpty, !(bytes.count <= 2 && bytes.allSatisfy { $0 == UInt8(ascii: ".") })
       else { return false }
       for byte in bytes where byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\") || byte == 0 {

@@ -1,3 +1,5 @@
+@_spi(Writing) import PropertyList
+
 /// Something a diagnosis found in a resume blob: a stable code, how much it matters, what it means,
 /// and where.
 public struct Finding: Sendable, Hashable, CustomStringConvertible {
@@ -49,8 +51,8 @@ public struct Finding: Sendable, Hashable, CustomStringConvertible {
     for part in parts { count += part.utf8.count }
     return String(unsafeUninitializedCapacity: count) { buffer in
       var written = 0
-      for var part in parts {
-        part.withUTF8 { utf8 in
+      for part in parts {
+        part.withUTF8InPlace { utf8 in
           guard let source = utf8.baseAddress, !utf8.isEmpty else { return }
           (buffer.baseAddress! + written).update(from: source, count: utf8.count)
           written += utf8.count

@@ -1,6 +1,6 @@
 import Foundation
 import KeyedArchive
-@_spi(InPlace) import PropertyList
+@_spi(InPlace) @_spi(Writing) import PropertyList
 
 /// Which producer's form a resume blob has (format reference §1).
 public enum ResumeDataGeneration: String, Sendable, Hashable, CaseIterable {
@@ -425,8 +425,9 @@ public struct ResumeData: Sendable, Hashable {
       guard count <= budget.longestValue else { return false }
       bounds.lowerBound += count
       bounds.upperBound += 5 * count
-      var text = text
-      return text.withUTF8 { XMLPropertyListWriter.isPlainText(UnsafeRawBufferPointer($0)) }
+      return text.withUTF8InPlace {
+        XMLPropertyListWriter.isPlainText(UnsafeRawBufferPointer($0))
+      }
     }
     switch value {
     case .string(let text):

@@ -359,8 +359,7 @@ struct JSONLine: ~Copyable {
 
   /// A value that is JSON already.
   mutating func raw(_ json: String) {
-    var json = json
-    json.withUTF8 { utf8 in
+    json.withUTF8InPlace { utf8 in
       reserve(utf8.count &+ 1)
       separate()
       put(UnsafeRawBufferPointer(utf8))
@@ -396,8 +395,8 @@ struct JSONLine: ~Copyable {
 
   /// A string, quoted and escaped (RFC 8259), or `null` when absent.
   mutating func string(_ value: String?) {
-    guard var value else { return null() }
-    value.withUTF8 { utf8 in
+    guard let value else { return null() }
+    value.withUTF8InPlace { utf8 in
       reserve(utf8.count &+ 3)
       separate()
       put(UInt8(ascii: "\""))
