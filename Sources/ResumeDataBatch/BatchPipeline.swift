@@ -406,18 +406,19 @@ struct BlobForm: Equatable {
   /// The form of the blob in `line`, a record's JSON; nil when no `"blob":"` is among its first
   /// 1,024 bytes (whitespace around the colon allowed).
   init?(line: UnsafeBufferPointer<UInt8>) {
-    let key: StaticString = "\"blob\""
-    let keyBytes = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
-    let searched = min(line.count, 1024) - keyBytes.count
+    guard let base = UnsafeRawPointer(line.baseAddress) else { return nil }
+    // `"blob"`: a quote, the four letters in one load, a quote.
+    let letters = UInt32(littleEndian: 0x626F_6C62)
+    let last = min(line.count, 1024) - 6
     var position = 0
-    while position <= searched,
-      line[position] != keyBytes[0]
-        || !line[position..<position + keyBytes.count].elementsEqual(keyBytes)
+    while position <= last,
+      line[position] != UInt8(ascii: "\"") || line[position + 5] != UInt8(ascii: "\"")
+        || base.loadUnaligned(fromByteOffset: position + 1, as: UInt32.self) != letters
     {
       position += 1
     }
-    guard position <= searched else { return nil }
-    position += keyBytes.count
+    guard position <= last else { return nil }
+    position += 6
     func skipSpaces() {
       while position < line.count,
         line[position] == UInt8(ascii: " ") || line[position] == UInt8(ascii: "\t")
