@@ -525,6 +525,7 @@ private final class BatchWork: @unchecked Sendable {
 private final class WindowInFlight: @unchecked Sendable {
   /// Most records in a run: each has a bit of `RunResult.failures`.
   static let longestRun = 16
+
   private let lines: LineWindow
   private let firstLine: Int
   /// Records in each run but perhaps the last.
