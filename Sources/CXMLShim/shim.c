@@ -313,8 +313,9 @@ static void shim_structured_error(void *user, xmlErrorPtr error) {
     kind = CXMLShimErrorKindLimitExceeded;
     message = "elements nested deeper than libxml2's cap of 4096";
   }
-  // A file cut short: libxml2's own words name the element's line and the input's end line alike
-  // ("Premature end of data in tag data line 88" at line 113), and leave the cause unsaid.
+  // A file cut short: libxml2's words give the line the element opened on beside the line the error
+  // is reported at, where the input ends ("Premature end of data in tag data line 88" at line 113),
+  // and leave the cause unsaid.
   char explained[320];
   if (kind == CXMLShimErrorKindMalformed && shim_at_end(state)) {
     if (error->code == XML_ERR_TAG_NOT_FINISHED && error->str1 != NULL) {
