@@ -574,6 +574,9 @@ private final class WindowInFlight: @unchecked Sendable {
     placements?.deallocate()
   }
 
+  // The line at a position of the processing order.
+  private func line(at position: Int) -> Int { order?[position] ?? position }
+
   /// Processes the records of run `run`: their result lines, and which failed.
   func process(_ run: Int, with processor: BatchProcessor) -> RunResult {
     let first = run * runLength
@@ -583,11 +586,11 @@ private final class WindowInFlight: @unchecked Sendable {
     // blob with its requests restored to the standard layout 1.6 times), and a run's text that
     // outgrows its room is copied whole. Memory not written to is not touched.
     var room = 0
-    for position in first..<end { room += lines.heldBytes(order?[position] ?? position) * 2 + 768 }
+    for position in first..<end { room += lines.heldBytes(line(at: position)) * 2 + 768 }
     var output = JSONLine(capacity: room)
     var failures: UInt64 = 0
     for position in first..<end {
-      let index = order?[position] ?? position
+      let index = line(at: position)
       let start = output.written
       let ok = lines.withLine(index) { line in
         processor.process(line, line: firstLine + index, into: &output)
