@@ -40,8 +40,9 @@ extension Base64Groups {
     let equals = UInt8(ascii: "=")
     let padding = text[count &- 1] != equals ? 0 : text[count &- 2] != equals ? 1 : 2
     let decodedCount = count / 4 * 3 &- padding
-    // One byte more than the data: the group loop stores four bytes for three.
-    guard let memory = malloc(decodedCount &+ 1) else { return nil }
+    // One byte more than the data: the group loop stores four bytes for three. A block the
+    // thread reuses (`ReusableBlocks`): a batch decodes a blob per record.
+    guard let memory = ReusableBlocks.take(decodedCount &+ 1) else { return nil }
     // Every group but the last, which may hold padding.
     let last = count &- 4
     let (read, written) = decodeWholeGroups(
@@ -60,7 +61,7 @@ extension Base64Groups {
     let dropped: UInt32 = padding == 2 ? 0xFFFF : padding == 1 ? 0xFF : 0
     guard read == last, sextets.0 | sextets.1 | sextets.2 | sextets.3 < 64, group & dropped == 0
     else {
-      free(memory)
+      ReusableBlocks.give(memory)
       return nil
     }
     for index in 0..<(3 &- padding) {
@@ -68,7 +69,9 @@ extension Base64Groups {
         of: UInt8(truncatingIfNeeded: group >> (16 &- 8 &* index)), toByteOffset: written &+ index,
         as: UInt8.self)
     }
-    return Data(bytesNoCopy: memory, count: decodedCount, deallocator: .free)
+    return Data(
+      bytesNoCopy: memory, count: decodedCount,
+      deallocator: .custom { memory, _ in ReusableBlocks.give(memory) })
   }
 
   /// The strict decoder, character by character: the reference for `decodeCanonical`, and the

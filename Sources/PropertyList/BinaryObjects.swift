@@ -195,7 +195,7 @@ public struct BinaryObjects {
   /// A data object's bytes.
   public func data(_ object: Int) -> Data {
     let (count, start) = contents(object)
-    return Data(bytes: base + start, count: count)
+    return ReusableBlocks.data(copying: base + start, count: count)
   }
 
   /// An integer object's value.

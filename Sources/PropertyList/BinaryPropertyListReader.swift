@@ -95,12 +95,13 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
     let trailer = try Self.validate(bytes, limits: limits)
     // The per-object arrays in one block: the sizes, the offsets and the scratch words, then the
     // cache. The object count was validated against the input's length, so the block is sized by
-    // the input. `malloc` rather than `allocate`, which on Linux takes the slower aligned path; its
-    // alignment suits every builder's values (pointers and words).
+    // the input. A block the thread reuses (`ReusableBlocks`) rather than `allocate`, which on
+    // Linux takes the slower aligned path; its alignment (16 bytes) suits every builder's values
+    // (pointers and words).
     let count = trailer.objectCount
     let wordBytes = 3 * count * MemoryLayout<Int>.stride
     guard
-      let block = malloc(wordBytes + count * MemoryLayout<Builder.Value>.stride)
+      let block = ReusableBlocks.take(wordBytes + count * MemoryLayout<Builder.Value>.stride)
     else {
       throw PropertyListError(
         .limitExceeded, "no memory for the \(count) objects", at: .offset(bytes.count - 24))
@@ -110,7 +111,7 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
       // Checked and decoded in one pass (validation reads every entry anyway).
       try Self.readOffsets(bytes, trailer, into: sizes + count)
     } catch {
-      free(block)
+      ReusableBlocks.give(block)
       throw error
     }
     self.trailer = trailer
@@ -130,7 +131,7 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
     for index in 0..<trailer.objectCount where expandedSize[index] > 0 {
       (cache + index).deinitialize(count: 1)
     }
-    free(UnsafeMutableRawPointer(expandedSize))
+    ReusableBlocks.give(UnsafeMutableRawPointer(expandedSize))
   }
 
   // MARK: Structure

@@ -55,7 +55,7 @@ package final class BinaryPropertyListView {
       topObject = parser.trailer.topObject
       self.parser = parser
     } catch {
-      free(storage.baseAddress)
+      ReusableBlocks.give(storage.baseAddress!)
       throw error
     }
     self.storage = storage
@@ -89,7 +89,7 @@ package final class BinaryPropertyListView {
     guard
       let parser = try? BinaryParser<SpanBuilder>(UnsafeRawBufferPointer(storage), limits: limits)
     else {
-      free(storage.baseAddress)
+      ReusableBlocks.give(storage.baseAddress!)
       return nil
     }
     // The parser starts with nothing recorded.
@@ -97,7 +97,7 @@ package final class BinaryPropertyListView {
     for contents in facts.contents {
       // An object the plist does not have: not what the writer wrote; left to the check.
       guard UInt(bitPattern: contents.object) < UInt(objectCount) else {
-        free(storage.baseAddress)
+        ReusableBlocks.give(storage.baseAddress!)
         return nil
       }
       (parser.cache + contents.object).initialize(
@@ -141,8 +141,9 @@ package final class BinaryPropertyListView {
     }
     return try data.withUnsafeBytes { bytes in
       _ = try BinaryParser<SpanBuilder>.validate(bytes, limits: limits)
-      // `malloc` rather than `allocate`, which on Linux takes the slower aligned path.
-      guard let block = malloc(max(bytes.count, 1)) else {
+      // A block the thread reuses (see `ReusableBlocks`) rather than `allocate`, which on Linux
+      // takes the slower aligned path.
+      guard let block = ReusableBlocks.take(max(bytes.count, 1)) else {
         throw PropertyListError(.limitExceeded, "no memory for an input of \(bytes.count) bytes")
       }
       let storage = UnsafeMutableRawBufferPointer(start: block, count: bytes.count)
@@ -162,7 +163,7 @@ package final class BinaryPropertyListView {
   }
 
   deinit {
-    free(storage.baseAddress)
+    ReusableBlocks.give(storage.baseAddress!)
   }
 
   private var bytes: UnsafeRawBufferPointer { parser.bytes }
