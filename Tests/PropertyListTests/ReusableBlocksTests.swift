@@ -127,6 +127,33 @@ struct ReusableBlocksTests {
     #expect(shrunk)
   }
 
+  @Test(
+    "a block resized keeps its first bytes, and stays where it is within its size class",
+    arguments: [
+      (100, 1_000, true), (1_000, 3_000, false), (3_000, 100, false), (60_000, 100_000, false),
+      // Beyond the classes, `realloc` decides.
+      (100_000, 300_000, nil), (300_000, 2_000, false),
+    ] as [(Int, Int, Bool?)])
+  func resize(_ count: Int, _ newCount: Int, _ staysInPlace: Bool?) {
+    let (kept, inPlace) = onNewThread {
+      let block = ReusableBlocks.take(count)!
+      let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+      block.copyMemory(from: bytes, byteCount: count)
+      let resized = ReusableBlocks.resize(block, keeping: count, to: newCount)!
+      // Every byte of the new size can be written.
+      (resized + min(count, newCount)).initializeMemory(
+        as: UInt8.self, repeating: 0xEE, count: newCount - min(count, newCount))
+      let kept =
+        Array(UnsafeRawBufferPointer(start: resized, count: min(count, newCount)))
+        == Array(bytes.prefix(newCount))
+      let inPlace = resized == block
+      ReusableBlocks.give(resized)
+      return (kept, inPlace)
+    }
+    #expect(kept)
+    if let staysInPlace { #expect(inPlace == staysInPlace) }
+  }
+
   @Test("fewer than 512 bytes are an ordinary Data", arguments: [0, 1, 14, 511])
   func smallData(_ count: Int) {
     let (equal, kept) = onNewThread {

@@ -118,4 +118,25 @@ typedef struct {
 /// whatever the scan had written; the caller clears `sizes`).
 int cvl_bplist_scan_objects(const cvl_bplist_scan *scan, cvl_bplist_scan_result *result);
 
+// Blocks of memory each thread keeps for reuse: PropertyList's `ReusableBlocks`, which documents
+// them.
+
+/// The size classes: blocks of 1 KiB << class.
+#define CVL_BLOCK_CLASSES 7
+
+/// A block of at least `count` bytes, 16-byte aligned, or NULL when there is no memory for it.
+/// It goes back through `cvl_block_give`, never `free`.
+void *cvl_block_take(size_t count);
+
+/// Gives back a block `cvl_block_take` returned, for the calling thread to reuse (or frees it).
+void cvl_block_give(void *block);
+
+/// A block of at least `count` bytes holding the first `kept` bytes of `block` (from
+/// `cvl_block_take`, and no longer to be used), or NULL when there is no memory for it (`block`
+/// is then unchanged).
+void *cvl_block_resize(void *block, size_t kept, size_t count);
+
+/// The blocks the calling thread keeps, by class.
+void cvl_blocks_kept(int counts[CVL_BLOCK_CLASSES]);
+
 #endif
