@@ -1457,7 +1457,8 @@ private struct ViewReader: ~Copyable {
 /// The flattener's order is the writer's: each object is written when it gets its index, a
 /// container with room for its references, which are filled in as its contents get theirs.
 private struct Flattener: ~Copyable {
-  // The bytes, `malloc`'d (handed to `Data` when done), and where the next object goes.
+  // The bytes, in a block of `ReusableBlocks` (handed to `Data` when done), and where the next
+  // object goes.
   private var out: UnsafeMutableRawPointer?
   private var capacity = 0
   private var at = 0
@@ -1494,7 +1495,7 @@ private struct Flattener: ~Copyable {
   private var longestValue = 0
   private var dictionariesArePlain = true
 
-  deinit { free(out) }
+  deinit { if let out { ReusableBlocks.give(out) } }
 
   /// What the one-pass scan would find in the bytes `encoded` returned last; valid until the
   /// flattener is used again.
@@ -1537,9 +1538,9 @@ private struct Flattener: ~Copyable {
     firstFalse = -1
     // Room for the usual archive: its strings and data, and a few bytes for each object and
     // reference.
-    free(out)
+    if let out { ReusableBlocks.give(out) }
     capacity = 256 + layout.textBytes + 48 * (layout.objects.count + layout.fields.count)
-    out = malloc(capacity)!
+    out = ReusableBlocks.take(capacity)!
     // `bplist00`.
     Self.store(0x6270_6C69_7374_3030, 8, out!)
     at = 8
@@ -1813,7 +1814,7 @@ private struct Flattener: ~Copyable {
 
   private mutating func grow(_ size: Int) {
     capacity = max(capacity * 2, at + size + 64)
-    out = realloc(out, capacity)!
+    out = ReusableBlocks.resize(out.unsafelyUnwrapped, keeping: at, to: capacity)!
   }
 
   @inline(__always)
@@ -1879,7 +1880,7 @@ private struct Flattener: ~Copyable {
     Self.store(0, 8, trailer + 16)
     Self.store(UInt64(tableOffset), 8, trailer + 24)
     at += 32
-    let data = Data(bytesNoCopy: out!, count: at, deallocator: .free)
+    let data = ReusableBlocks.data(adopting: out!, count: at)
     out = nil
     capacity = 0
     return data

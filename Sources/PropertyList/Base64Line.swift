@@ -69,9 +69,7 @@ extension Base64Groups {
         of: UInt8(truncatingIfNeeded: group >> (16 &- 8 &* index)), toByteOffset: written &+ index,
         as: UInt8.self)
     }
-    return Data(
-      bytesNoCopy: memory, count: decodedCount,
-      deallocator: .custom { memory, _ in ReusableBlocks.give(memory) })
+    return ReusableBlocks.data(adopting: memory, count: decodedCount)
   }
 
   /// The strict decoder, character by character: the reference for `decodeCanonical`, and the

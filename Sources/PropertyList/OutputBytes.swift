@@ -1,7 +1,8 @@
+import CVectorLoops
 import Foundation
 
-/// Bytes being written: their own `malloc`'d memory, doubled when full and handed to `Data` when
-/// done, without a copy. The XML writer and `batch`'s result lines write through it.
+/// Bytes being written: a block of their own (`ReusableBlocks`), doubled when full and handed to
+/// `Data` when done, without a copy. The XML writer and `batch`'s result lines write through it.
 ///
 /// Through an array, each append checked uniqueness and capacity and went through a generic path,
 /// which cost more than the text itself, and the finished array was copied into a `Data`.
@@ -18,15 +19,15 @@ import Foundation
   @inlinable public init(capacity: Int) {
     self.capacity = max(capacity, 64)
     count = 0
-    // `malloc`, so that `finish` can hand the memory to `Data` to free.
-    start = malloc(self.capacity)!
+    start = cvl_block_take(self.capacity)!
   }
 
-  @inlinable deinit { free(start) }
+  @inlinable deinit { cvl_block_give(start) }
 
   /// The bytes, in the memory they were written in.
   @inlinable public consuming func finish() -> Data {
-    let data = Data(bytesNoCopy: start, count: count, deallocator: .free)
+    let data = Data(
+      bytesNoCopy: start, count: count, deallocator: .custom { start, _ in cvl_block_give(start) })
     discard self
     return data
   }
@@ -38,7 +39,7 @@ import Foundation
   @inlinable @inline(__always) public mutating func reserve(_ more: Int) {
     guard capacity &- count < more else { return }
     capacity = max(capacity * 2, count + more)
-    start = realloc(start, capacity)!
+    start = cvl_block_resize(start, count, capacity)!
   }
 
   /// One byte, in room reserved.

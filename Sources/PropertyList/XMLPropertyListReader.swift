@@ -809,7 +809,8 @@ private enum KnownKeys {
 /// bounded while it is read rather than after its whole text has been collected. CoreFoundation's
 /// reader skips whitespace anywhere in the text, and so does this one.
 ///
-/// The decoded bytes go straight into memory from `malloc` that becomes the `Data`, with no copy.
+/// The decoded bytes go straight into a block (`ReusableBlocks`) that becomes the `Data`, with no
+/// copy.
 struct Base64Decoder {
   /// Why decoding failed, for the error message.
   private(set) var problem = ""
@@ -846,7 +847,7 @@ struct Base64Decoder {
 
   /// Frees the memory, if it was not handed out.
   func release() {
-    free(memory)
+    if let memory { ReusableBlocks.give(memory) }
   }
 
   /// Decodes one chunk; returns false (and sets `problem`) at the first invalid character.
@@ -872,7 +873,10 @@ struct Base64Decoder {
     let needed = count + more
     guard needed > capacity else { return }
     let larger = Swift.max(needed, capacity * 2)
-    guard let grown = realloc(memory, larger) else { fatalError("out of memory") }
+    guard
+      let grown = memory.map({ ReusableBlocks.resize($0, keeping: count, to: larger) })
+        ?? ReusableBlocks.take(larger)
+    else { fatalError("out of memory") }
     memory = grown
     capacity = larger
   }
@@ -972,7 +976,7 @@ struct Base64Decoder {
   mutating func takeData() -> Data {
     guard let memory, count > 0 else { return Data() }
     guard count > 64 else { return Data(bytes: memory, count: count) }
-    let data = Data(bytesNoCopy: memory, count: count, deallocator: .free)
+    let data = ReusableBlocks.data(adopting: memory, count: count)
     self.memory = nil
     capacity = 0
     count = 0
