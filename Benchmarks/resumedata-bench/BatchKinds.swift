@@ -170,7 +170,7 @@ enum BatchKinds {
       let measured = measure(
         cycle: mixCycle(mix), target: "ios13+", count: mixRecords,
         callgrindRecords: callgrindRecords, repeats: repeats, tool: tool, counter: counter,
-        directory: directory, jobs: [1, 2])
+        directory: directory, jobs: [1, 2], pair: true)
     else { return 1 }
     // What a run costs before its first record: loading the libraries, reading the arguments.
     let empty = directory.appendingPathComponent("empty.ndjson")
@@ -207,6 +207,9 @@ enum BatchKinds {
         + "--target ios13+ file --jobs 1  "
         + "\(grouped(measured.rates[1]!)) records/s  --jobs 2  \(grouped(measured.rates[2]!)) "
         + String(format: "records/s (scaling %.2fx)  ", measured.rates[2]! / measured.rates[1]!)
+        + "two --jobs 1 runs at once (two jobs sharing nothing but the machine): "
+        + "\(grouped(measured.pairRate!)) records/s "
+        + String(format: "(%.2fx)  ", measured.pairRate! / measured.rates[1]!)
         + "peak RSS \(String(format: "%.1f", Double(measured.peakKiB) / 1024)) MiB  "
         + "\(instructions(measured.instructions, per: "record"))  floor (the kinds' floors in their "
         + "proportions): \(instructions(mixFloor, per: "record")), \(grouped(mixRate))/s"
@@ -222,14 +225,20 @@ enum BatchKinds {
     var rates: [Int: Double]
     var peakKiB: Int
     var instructions: Double?
+    /// Records/s of two `--jobs 1` runs over the file at once, both counted (when asked for).
+    var pairRate: Double? = nil
   }
 
   /// Records/s of `batch --target target` over `count` lines of `cycle` in a file, with each
   /// number of `jobs` (the fastest of `repeats` runs, taking turns), and instructions per record
   /// over `callgrindRecords` of them; nil, after saying so, when a run failed.
+  ///
+  /// With `pair`, also two runs with `--jobs 1` at once, each over the whole file, taking turns
+  /// with the others: what two jobs could do sharing nothing but the cores, the memory and the
+  /// file's pages (each process reading the file on a thread of its own, as one run does).
   static func measure(
     cycle: [(Int) -> String], target: String, count: Int, callgrindRecords: Int, repeats: Int,
-    tool: String, counter: Callgrind, directory: URL, jobs: [Int] = [1]
+    tool: String, counter: Callgrind, directory: URL, jobs: [Int] = [1], pair: Bool = false
   ) -> Measured? {
     let file = directory.appendingPathComponent("records.ndjson")
     guard BatchBenchmark.writeLines(count, cycle: cycle, to: file) else {
@@ -237,6 +246,7 @@ enum BatchKinds {
       return nil
     }
     var fastest: [Int: DownloadBenchmark.Usage] = [:]
+    var fastestPair = Double.infinity
     for _ in 0..<repeats {
       for jobs in jobs {
         guard
@@ -248,6 +258,21 @@ enum BatchKinds {
           return nil
         }
         if usage.wall < fastest[jobs]?.wall ?? .infinity { fastest[jobs] = usage }
+      }
+      if pair {
+        let command = [tool, "batch", "--target", target, "--jobs", "1", file.path]
+        // The second starts as soon as the first has, and is waited for before it: the wall time
+        // is the pair's.
+        var second: DownloadBenchmark.Usage?
+        guard
+          let first = DownloadBenchmark.spawn(
+            command, started: { second = DownloadBenchmark.spawn(command) }),
+          let second
+        else {
+          printError("Error: could not run \(tool)")
+          return nil
+        }
+        fastestPair = min(fastestPair, max(first.wall, second.wall))
       }
     }
     var instructions: Double?
@@ -261,7 +286,8 @@ enum BatchKinds {
     }
     return Measured(
       rates: fastest.mapValues { Double(count) / $0.wall },
-      peakKiB: fastest.values.map(\.peakKiB).max() ?? 0, instructions: instructions)
+      peakKiB: fastest.values.map(\.peakKiB).max() ?? 0, instructions: instructions,
+      pairRate: pair ? Double(2 * count) / fastestPair : nil)
   }
 
   /// What the record floor of a kind covers besides its parser, for the line.
