@@ -71,8 +71,7 @@ extension URLRequestArchive {
     // a number of at most 7 digits each, and the `$N` props key), which the replacements point
     // into until the bytes are written: for the `$N` layout, small enough for the stack.
     let capacity = (fieldCount &+ 1) &* (targetPrefix.utf8CodeUnitCount &+ 7) &+ 8
-    return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) {
-      texts -> (bytes: Data, keepsRequest: Bool)? in
+    func rename(_ texts: UnsafeMutableRawBufferPointer) -> (bytes: Data, keepsRequest: Bool)? {
       var used = 0
       func text(_ prefix: StaticString, _ number: Int) -> UnsafeRawBufferPointer {
         let start = texts.baseAddress! + used
@@ -199,6 +198,14 @@ extension URLRequestArchive {
       let keepsRequest = readLayout == target && slotsAgree && slotsNamed == slotsNamedBefore
       return (archive.plist.replacingStrings(replacements), keepsRequest)
     }
+    // Past the 1 KiB that `withUnsafeTemporaryAllocation` keeps on the stack, a block the thread
+    // reuses (`ReusableBlocks`) rather than its aligned heap path.
+    if capacity <= 1024 {
+      return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1, rename)
+    }
+    guard let block = ReusableBlocks.take(capacity) else { return nil }
+    defer { ReusableBlocks.give(block) }
+    return rename(UnsafeMutableRawBufferPointer(start: block, count: capacity))
   }
 
   /// Whether the envelope is the one rebuilding writes: `$version` 100000, `$objects`,
