@@ -8,6 +8,17 @@
 
 #include "CVectorLoops.h"
 
+// Under AddressSanitizer (the fuzz builds) no block is kept or rounded up: each is its own
+// allocation of the size asked for, so that a read past its end, or a use after it was given back,
+// is caught.
+#if defined(__SANITIZE_ADDRESS__)
+#define CVL_BLOCKS_UNPOOLED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CVL_BLOCKS_UNPOOLED 1
+#endif
+#endif
+
 enum {
   // Blocks of 1 KiB << class, for classes 0 to CLASSES - 1.
   CLASSES = CVL_BLOCK_CLASSES,
@@ -60,6 +71,10 @@ static inline struct pool *pool_now(void) {
 
 // The class of a block of `total` bytes (header included), or -1 beyond the classes.
 static inline int size_class(size_t total) {
+#ifdef CVL_BLOCKS_UNPOOLED
+  (void)total;
+  return -1;
+#endif
   if (total <= 1024) return 0;
   int size_class = 64 - __builtin_clzll((unsigned long long)(total - 1)) - 10;
   return size_class < CLASSES ? size_class : -1;
@@ -116,6 +131,14 @@ void *cvl_block_resize(void *pointer, size_t kept, size_t count) {
   memcpy(resized, pointer, kept < count ? kept : count);
   cvl_block_give(pointer);
   return resized;
+}
+
+int cvl_blocks_pooled(void) {
+#ifdef CVL_BLOCKS_UNPOOLED
+  return 0;
+#else
+  return 1;
+#endif
 }
 
 void cvl_blocks_kept(int counts[CVL_BLOCK_CLASSES]) {

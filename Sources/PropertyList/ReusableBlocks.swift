@@ -72,6 +72,11 @@ package enum ReusableBlocks {
     return data
   }
 
+  /// Whether blocks are kept at all: not in a build with AddressSanitizer (the fuzz builds),
+  /// where each block is an allocation of its own, of the size asked for, so that reading past
+  /// its end or after it was given back is caught.
+  package static var pools: Bool { cvl_blocks_pooled() != 0 }
+
   /// Blocks the calling thread keeps, by size class (for tests).
   package static func keptBlocks() -> [Int] {
     var counts = [Int32](repeating: 0, count: Int(CVL_BLOCK_CLASSES))

@@ -136,6 +136,10 @@ void cvl_block_give(void *block);
 /// is then unchanged).
 void *cvl_block_resize(void *block, size_t kept, size_t count);
 
+/// Whether blocks are kept at all: not in a build with AddressSanitizer, where each block is an
+/// allocation of its own, of the size asked for.
+int cvl_blocks_pooled(void);
+
 /// The blocks the calling thread keeps, by class.
 void cvl_blocks_kept(int counts[CVL_BLOCK_CLASSES]);
 
