@@ -38,6 +38,8 @@ struct pool {
 static __thread struct pool *current;
 static pthread_key_t key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+// Set when no key could be made (the process has used up its keys): then no block is kept.
+static int no_key;
 
 // The key's destructor, when the thread ends: its blocks are freed. A block given back after it
 // (by another key's destructor) makes a new pool, which the next round of destructors frees.
@@ -51,7 +53,7 @@ static void free_pool(void *memory) {
 }
 
 static void make_key(void) {
-  if (pthread_key_create(&key, free_pool) != 0) abort();
+  if (pthread_key_create(&key, free_pool) != 0) no_key = 1;
 }
 
 // The calling thread's pool, made on first use; NULL only when there is no memory for one.
@@ -59,6 +61,7 @@ static inline struct pool *pool_now(void) {
   struct pool *pool = current;
   if (pool) return pool;
   pthread_once(&key_once, make_key);
+  if (no_key) return NULL;
   pool = calloc(1, sizeof *pool);
   if (!pool) return NULL;
   if (pthread_setspecific(key, pool) != 0) {
