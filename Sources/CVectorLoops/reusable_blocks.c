@@ -77,10 +77,11 @@ static inline int size_class(size_t total) {
 #ifdef CVL_BLOCKS_UNPOOLED
   (void)total;
   return -1;
-#endif
+#else
   if (total <= 1024) return 0;
   int size_class = 64 - __builtin_clzll((unsigned long long)(total - 1)) - 10;
   return size_class < CLASSES ? size_class : -1;
+#endif
 }
 
 void *cvl_block_take(size_t count) {

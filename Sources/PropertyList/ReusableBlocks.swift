@@ -12,7 +12,7 @@ import Foundation
 /// may be given back on another), and a thread's blocks are freed when it ends. Larger blocks, and
 /// blocks beyond those bounds, are plain `malloc` and `free`.
 ///
-/// Every block from `take` goes back through `give` (or, for `Data`, through `data(count:_:)`'s
+/// Every block from `take` goes back through `give` (or, for `Data`, through `data(adopting:count:)`'s
 /// deallocator), never `free`: a word before it says which size it is. The pools are C's
 /// (`reusable_blocks.c`): a thread-local variable there is one load, where a pthread key's lookup
 /// cost as much as the rest of taking a block.
@@ -51,25 +51,26 @@ package enum ReusableBlocks {
     Data(bytesNoCopy: block, count: count, deallocator: .custom { block, _ in give(block) })
   }
 
-  /// `Data` owning a block of `count` bytes from `take`, filled by `fill`: given back when the
-  /// last copy of the `Data` goes. Nil when there is no memory (`fill` is then not called).
-  package static func data(
-    count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void
-  ) -> Data? {
-    guard let block = take(count) else { return nil }
-    fill(UnsafeMutableRawBufferPointer(start: block, count: count))
-    return data(adopting: block, count: count)
-  }
-
   /// A copy of `count` bytes at `bytes`: in a reused block when there are at least
   /// `smallestPooledData` of them.
   package static func data(copying bytes: UnsafeRawPointer, count: Int) -> Data {
-    guard count >= smallestPooledData,
-      let data = data(
-        count: count,
-        { $0.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: count)) })
-    else { return Data(bytes: bytes, count: count) }
-    return data
+    guard count >= smallestPooledData, let block = take(count) else {
+      return Data(bytes: bytes, count: count)
+    }
+    block.copyMemory(from: bytes, byteCount: count)
+    return data(adopting: block, count: count)
+  }
+
+  /// Memory for `capacity` values of `Element` (aligned to at most 16 bytes) in a block from
+  /// `take`, going back through `give`: what `UnsafeMutablePointer.allocate` gives, and as it
+  /// does, a stop when there is no memory.
+  package static func allocate<Element>(_: Element.Type, capacity: Int)
+    -> UnsafeMutablePointer<Element>
+  {
+    precondition(MemoryLayout<Element>.alignment <= 16)
+    let (bytes, overflow) = capacity.multipliedReportingOverflow(by: MemoryLayout<Element>.stride)
+    guard !overflow, let block = take(bytes) else { fatalError("out of memory") }
+    return block.bindMemory(to: Element.self, capacity: capacity)
   }
 
   /// Whether blocks are kept at all: not in a build with AddressSanitizer (the fuzz builds),

@@ -77,20 +77,11 @@ private struct ManualStack<Element> {
   private(set) var count = 0
   private var capacity: Int
 
+  // In blocks the thread reuses (`ReusableBlocks`) rather than from `allocate`, which on Linux
+  // takes the slower aligned path.
   init(capacity: Int) {
-    base = Self.take(capacity)
+    base = ReusableBlocks.allocate(Element.self, capacity: capacity)
     self.capacity = capacity
-  }
-
-  // Memory for `capacity` elements, from the blocks the thread reuses (`ReusableBlocks`: 16-byte
-  // aligned, which suits every element here) rather than `allocate`, which on Linux takes the
-  // slower aligned path.
-  private static func take(_ capacity: Int) -> UnsafeMutablePointer<Element> {
-    precondition(MemoryLayout<Element>.alignment <= 16)
-    guard let block = ReusableBlocks.take(capacity * MemoryLayout<Element>.stride) else {
-      fatalError("out of memory")
-    }
-    return block.bindMemory(to: Element.self, capacity: capacity)
   }
 
   /// The top element, which must exist.
@@ -126,7 +117,7 @@ private struct ManualStack<Element> {
 
   private mutating func grow() {
     let larger = capacity * 2
-    let memory = Self.take(larger)
+    let memory = ReusableBlocks.allocate(Element.self, capacity: larger)
     memory.moveInitialize(from: base, count: count)
     ReusableBlocks.give(base)
     base = memory
@@ -145,15 +136,10 @@ private struct TextBuffer {
   private(set) var count = 0
   private var capacity: Int
 
+  // In a block the thread reuses (`ReusableBlocks`).
   init(capacity: Int) {
-    base = Self.take(capacity)
+    base = ReusableBlocks.allocate(UInt8.self, capacity: capacity)
     self.capacity = capacity
-  }
-
-  // A block the thread reuses (`ReusableBlocks`).
-  private static func take(_ capacity: Int) -> UnsafeMutablePointer<UInt8> {
-    guard let block = ReusableBlocks.take(capacity) else { fatalError("out of memory") }
-    return block.bindMemory(to: UInt8.self, capacity: capacity)
   }
 
   var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
