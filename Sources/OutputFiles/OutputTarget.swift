@@ -175,6 +175,47 @@ package enum OutputTarget: Equatable, Sendable {
     return 0
   }
 
+  /// Writes all of `pieces`, one after another, to a descriptor, with as few `writev` calls as
+  /// the system's limit on pieces a call allows, going on after short writes and interrupted ones.
+  ///
+  /// - Parameter writeVectors: the system's `writev` (tests give one that writes less).
+  /// - Returns: 0, or the `errno` of the write that failed.
+  package static func writeAll(
+    _ descriptor: Int32, pieces: [UnsafeRawBufferPointer],
+    writeVectors: (Int32, UnsafePointer<iovec>, Int32) -> Int = systemWritev
+  ) -> Int32 {
+    var vectors = pieces.compactMap { piece in
+      piece.isEmpty
+        ? nil
+        : iovec(
+          iov_base: UnsafeMutableRawPointer(mutating: piece.baseAddress), iov_len: piece.count)
+    }
+    var first = 0
+    while first < vectors.count {
+      let count = Int32(min(vectors.count - first, piecesPerWrite))
+      var written = vectors.withUnsafeBufferPointer {
+        writeVectors(descriptor, $0.baseAddress! + first, count)
+      }
+      if written < 0 {
+        if errno == EINTR { continue }
+        return errno
+      }
+      // Past the pieces written whole, into the one written in part.
+      while first < vectors.count, written >= vectors[first].iov_len {
+        written -= vectors[first].iov_len
+        first += 1
+      }
+      if written > 0 {
+        vectors[first].iov_base += written
+        vectors[first].iov_len -= written
+      }
+    }
+    return 0
+  }
+
+  /// Pieces a `writev` takes at most: `IOV_MAX`, 1,024 on Linux and macOS alike.
+  static let piecesPerWrite = 1024
+
   /// Opens a `.stream` target and writes all of `bytes` into it. A FIFO's open waits for its
   /// reader, as a shell's redirection does.
   ///
@@ -226,6 +267,13 @@ package enum OutputTarget: Equatable, Sendable {
 /// The system's `write`, which `OutputTarget.write` hides inside the type.
 private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
   write(descriptor, buffer, count)
+}
+
+/// The system's `writev`.
+private func systemWritev(_ descriptor: Int32, _ vectors: UnsafePointer<iovec>, _ count: Int32)
+  -> Int
+{
+  writev(descriptor, vectors, count)
 }
 
 /// Why nothing is written where a path leads.

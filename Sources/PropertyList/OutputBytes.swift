@@ -32,6 +32,14 @@ import Foundation
     return data
   }
 
+  /// The bytes, in the block they were written in, which is now the caller's to give back
+  /// (`cvl_block_give`): for bytes handed on by pointer rather than as `Data`.
+  @inlinable public consuming func finishInBlock() -> UnsafeMutableRawBufferPointer {
+    let bytes = UnsafeMutableRawBufferPointer(start: start, count: count)
+    discard self
+    return bytes
+  }
+
   /// The number of bytes written.
   @inlinable public var written: Int { count }
 

@@ -151,15 +151,9 @@ public struct BatchPipeline: Sendable {
         window.append(record: record, limit: limit)
         return true
       },
-      deliver: { run in
-        var line = run.firstLine
-        var start = run.lines.startIndex
-        // A result line holds no raw line break (JSON escapes them in strings): each one ends one.
-        while let end = run.lines[start...].firstIndex(of: UInt8(ascii: "\n")) {
-          let ok = run.failures & (1 << (line - run.firstLine)) == 0
-          body(BatchResult(line: line, ok: ok, json: Data(run.lines[start..<end])))
-          start = end + 1
-          line += 1
+      deliver: { window in
+        window.forEachLine { line, ok, text in
+          body(BatchResult(line: line, ok: ok, json: Data(text)))
         }
       })
   }
@@ -186,6 +180,78 @@ public struct BatchPipeline: Sendable {
     readingWith readPart: @escaping (UnsafeMutableRawBufferPointer) throws -> Int,
     write: (Data) -> Void
   ) throws(BatchInputError) -> Bool {
+    try run(readingWith: readPart) { $0.forEachRunText(write) }
+  }
+
+  /// Processes every line of NDJSON that `readPart` reads and hands the result lines, each with its
+  /// line break, to `writePieces` in input order, as the pieces of memory they lie in, on the
+  /// calling thread: each piece one or more whole lines, the pieces of some hundreds of lines at a
+  /// time, to be written out in their order (with one `writev`, say), without copying them
+  /// together first. The pieces are valid only during the call. (A trailing closure that would
+  /// do for this or for `run(readingWith:write:)` calls that one.)
+  ///
+  /// - Parameters:
+  ///   - readPart: reads the next bytes of the input into the buffer it is given, at most its
+  ///     size; returns how many, 0 at the end.
+  ///   - writePieces: takes the next result lines, in pieces.
+  /// - Returns: whether every record was ok.
+  /// - Throws: `BatchInputError` when `readPart` throws, after the results of every line read
+  ///   before were written.
+  @_disfavoredOverload
+  public func run(
+    readingWith readPart: @escaping (UnsafeMutableRawBufferPointer) throws -> Int,
+    writePieces: ([UnsafeRawBufferPointer]) -> Void
+  ) throws(BatchInputError) -> Bool {
+    try run(readingWith: readPart) { writePieces($0.pieces()) }
+  }
+
+  /// Processes every line of the NDJSON file at `path` (`run(readingWith:write:)`).
+  ///
+  /// - Throws: `BatchInputError` when the file cannot be opened, is a directory, or cannot be
+  ///   read to its end (after the results of every line read before were written).
+  public func run(contentsOf path: String, write: (Data) -> Void) throws(BatchInputError) -> Bool {
+    try withFile(path) { (readPart) throws(BatchInputError) in
+      try run(readingWith: readPart, write: write)
+    }
+  }
+
+  /// Processes every line of the NDJSON file at `path` (`run(readingWith:writePieces:)`). (A
+  /// trailing closure that would do for this or for `run(contentsOf:write:)` calls that one.)
+  ///
+  /// - Throws: `BatchInputError` when the file cannot be opened, is a directory, or cannot be
+  ///   read to its end (after the results of every line read before were written).
+  @_disfavoredOverload
+  public func run(contentsOf path: String, writePieces: ([UnsafeRawBufferPointer]) -> Void)
+    throws(BatchInputError) -> Bool
+  {
+    try withFile(path) { (readPart) throws(BatchInputError) in
+      try run(readingWith: readPart, writePieces: writePieces)
+    }
+  }
+
+  /// Runs `body` with a reader of the file at `path`.
+  private func withFile(
+    _ path: String,
+    _ body: (@escaping (UnsafeMutableRawBufferPointer) throws -> Int) throws(BatchInputError) ->
+      Bool
+  ) throws(BatchInputError) -> Bool {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      throw BatchInputError("cannot open: \(String(cString: strerror(errno)))", file: path)
+    }
+    defer { close(descriptor) }
+    var status = stat()
+    if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+      throw BatchInputError("is a directory", file: path)
+    }
+    return try body { buffer in try FileAccess.read(descriptor, into: buffer) }
+  }
+
+  /// Processes every line that `readPart` reads, handing each window done to `deliver`.
+  private func run(
+    readingWith readPart: @escaping (UnsafeMutableRawBufferPointer) throws -> Int,
+    deliver: (WindowInFlight) -> Void
+  ) throws(BatchInputError) -> Bool {
     var reader = LineReader(maximumLength: options.maximumRecordBytes, readPart: readPart)
     var readError: (any Error)?
     let allOk = drive(
@@ -199,29 +265,11 @@ public struct BatchPipeline: Sendable {
           return false
         }
       },
-      deliver: { write($0.lines) })
+      deliver: deliver)
     if let readError {
       throw BatchInputError("cannot read: \(readError.localizedDescription)", file: inputName)
     }
     return allOk
-  }
-
-  /// Processes every line of the NDJSON file at `path` (`run(readingWith:write:)`).
-  ///
-  /// - Throws: `BatchInputError` when the file cannot be opened, is a directory, or cannot be
-  ///   read to its end (after the results of every line read before were written).
-  public func run(contentsOf path: String, write: (Data) -> Void) throws(BatchInputError) -> Bool {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else {
-      throw BatchInputError("cannot open: \(String(cString: strerror(errno)))", file: path)
-    }
-    defer { close(descriptor) }
-    var status = stat()
-    if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
-      throw BatchInputError("is a directory", file: path)
-    }
-    return try run(
-      readingWith: { buffer in try FileAccess.read(descriptor, into: buffer) }, write: write)
   }
 
   /// Lines read before a window is queued: few enough to bound memory, many enough that reading
@@ -231,14 +279,14 @@ public struct BatchPipeline: Sendable {
   static let windowBytes = 32 << 20
 
   /// Reads windows of lines with `readLine` (which appends one line to the window, or returns
-  /// false at the end of the input), processes each on `jobs` threads and hands their runs'
-  /// results to `deliver` in input order: at most three windows are held at once (one being read,
+  /// false at the end of the input), processes each on `jobs` threads and hands each to `deliver`
+  /// once it is done, in input order: at most three windows are held at once (one being read,
   /// two being processed, the older then delivered), each at most `windowLines` lines and
   /// `windowBytes` bytes of them.
   ///
   /// - Returns: whether every record was ok.
   private func drive(
-    readLine: (inout LineWindow) -> Bool, deliver: (RunResult) -> Void
+    readLine: (inout LineWindow) -> Bool, deliver: (WindowInFlight) -> Void
   ) -> Bool {
     var allOk = true
     var lineNumber = 0
@@ -251,10 +299,10 @@ public struct BatchPipeline: Sendable {
     // The threads stop when the input is done, however this ends.
     defer { work.finish() }
     func deliverOldest() {
-      inFlight.removeFirst().deliver { run in
-        deliver(run)
-        allOk = allOk && run.failures == 0
-      }
+      let window = inFlight.removeFirst()
+      window.waitUntilDone()
+      deliver(window)
+      allOk = allOk && window.allOk
     }
     while true {
       var window = LineWindow()
@@ -277,12 +325,33 @@ public struct BatchPipeline: Sendable {
   }
 }
 
-/// A run of consecutive records done: their result lines, the first one's number, and a bit set
-/// for each that failed (bit 0 for the first: a run has at most `WindowInFlight.longestRun`).
-struct RunResult {
-  var lines: Data
-  var firstLine: Int
-  var failures: UInt64
+/// The result lines of a run of consecutive records (consecutive in the order they were
+/// processed), each with its line break, in the block they were written in, and a bit set for each
+/// record that failed (bit 0 for the first: a run has at most `WindowInFlight.longestRun`).
+/// Written by one thread, then only read.
+final class RunText: @unchecked Sendable {
+  private let start: UnsafeMutableRawPointer
+  private let count: Int
+  let failures: UInt64
+
+  init(_ text: consuming JSONLine, failures: UInt64) {
+    let block = text.finishInBlock()
+    start = block.baseAddress!
+    count = block.count
+    self.failures = failures
+  }
+
+  deinit { ReusableBlocks.give(start) }
+
+  /// The lines.
+  var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: start, count: count) }
+
+  /// The lines as `Data`, without a copy: the `Data` keeps the text.
+  var data: Data {
+    Data(
+      bytesNoCopy: start, count: count,
+      deallocator: .custom { _, _ in withExtendedLifetime(self) {} })
+  }
 }
 
 /// Lines read for one window: ranges of the chunks they were read into, or records handed in
@@ -523,7 +592,7 @@ private final class BatchWork: @unchecked Sendable {
 /// sixth slower for the same instructions. The results are put back in line order when the window
 /// is delivered. A window of one form is processed in line order, as its results are delivered.
 private final class WindowInFlight: @unchecked Sendable {
-  /// Most records in a run: each has a bit of `RunResult.failures`.
+  /// Most records in a run: each has a bit of `RunText.failures`.
   static let longestRun = 16
 
   private let lines: LineWindow
@@ -536,7 +605,7 @@ private final class WindowInFlight: @unchecked Sendable {
   private let remaining: Atomic<Int>
   // Each slot is written by one thread (the one that took its run) and read only after the last
   // store, whose decrement and signal order every write before the reads.
-  private let slots: UnsafeMutableBufferPointer<RunResult?>
+  private let slots: UnsafeMutableBufferPointer<RunText?>
   // For a window grouped by form: the line at each position of the processing order, and where
   // each line's result went (written and read as the slots are). Nil for one in line order.
   private let order: [Int]?
@@ -578,7 +647,7 @@ private final class WindowInFlight: @unchecked Sendable {
   private func line(at position: Int) -> Int { order?[position] ?? position }
 
   /// Processes the records of run `run`: their result lines, and which failed.
-  func process(_ run: Int, with processor: BatchProcessor) -> RunResult {
+  func process(_ run: Int, with processor: BatchProcessor) -> RunText {
     let first = run * runLength
     let end = min(first + runLength, lines.count)
     // Room for the lines twice as long as the records, and their other fields: a repair can make a
@@ -598,38 +667,90 @@ private final class WindowInFlight: @unchecked Sendable {
       if !ok { failures |= 1 << (position - first) }
       placements?[index] = Placement(run: run, bytes: start..<output.written, ok: ok)
     }
-    return RunResult(lines: output.finish(), firstLine: firstLine + first, failures: failures)
+    return RunText(output, failures: failures)
   }
 
-  func store(_ result: RunResult, at run: Int) {
+  func store(_ result: RunText, at run: Int) {
     slots[run] = result
     if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.signal() }
   }
 
-  /// Waits for the window to be done and hands its results to `body` in line order: the runs as
-  /// they are, or, for a window grouped by form, each stretch of `longestRun` lines copied together
-  /// (one at a time, so that the copies add one stretch to the memory the window holds).
-  func deliver(_ body: (RunResult) -> Void) {
-    done.wait()
-    // Every run was taken by exactly one thread.
-    let runResults = slots.compactMap { $0 }
-    guard let placements else { return runResults.forEach(body) }
+  /// Waits until every run of the window is done; only then are its results read.
+  func waitUntilDone() { done.wait() }
+
+  // The text of run `run`, once done: every run was taken and stored by exactly one thread.
+  private func text(_ run: Int) -> RunText { slots[run]! }
+
+  /// Whether every record of the window was ok.
+  var allOk: Bool { slots.allSatisfy { $0!.failures == 0 } }
+
+  /// The result lines in line order, as pieces of the runs' texts: a run's whole text, for a window
+  /// in line order; for one grouped by form, each stretch of lines that lie one after another in
+  /// a run's text. Valid while the window is.
+  func pieces() -> [UnsafeRawBufferPointer] {
+    guard let placements else { return (0..<runs).map { text($0).bytes } }
+    var pieces: [UnsafeRawBufferPointer] = []
+    var run = placements[0].run
+    var bytes = placements[0].bytes
+    func addPiece() { pieces.append(UnsafeRawBufferPointer(rebasing: text(run).bytes[bytes])) }
+    for index in 1..<lines.count {
+      let placement = placements[index]
+      if placement.run == run, placement.bytes.lowerBound == bytes.upperBound {
+        bytes = bytes.lowerBound..<placement.bytes.upperBound
+      } else {
+        addPiece()
+        run = placement.run
+        bytes = placement.bytes
+      }
+    }
+    addPiece()
+    return pieces
+  }
+
+  /// Hands each record's number, whether it was ok and its result line (without its line break)
+  /// to `body`, in line order.
+  func forEachLine(_ body: (Int, Bool, UnsafeRawBufferPointer) -> Void) {
+    if let placements {
+      for index in 0..<lines.count {
+        let placement = placements[index]
+        let line = text(placement.run).bytes[placement.bytes.dropLast()]
+        body(firstLine + index, placement.ok, UnsafeRawBufferPointer(rebasing: line))
+      }
+      return
+    }
+    for run in 0..<runs {
+      let text = text(run)
+      var index = run * runLength
+      var start = 0
+      // A result line holds no raw line break (JSON escapes them in strings): each one ends one.
+      while let end = text.bytes[start...].firstIndex(of: UInt8(ascii: "\n")) {
+        let ok = text.failures & (1 << (index - run * runLength)) == 0
+        body(firstLine + index, ok, UnsafeRawBufferPointer(rebasing: text.bytes[start..<end]))
+        start = end + 1
+        index += 1
+      }
+    }
+  }
+
+  /// Hands the result lines to `body` in line order: each run's text as it is, for a window in
+  /// line order; for one grouped by form, each stretch of `longestRun` lines copied together (one
+  /// at a time, so that the copies add one stretch to the memory the window holds).
+  func forEachRunText(_ body: (Data) -> Void) {
+    guard let placements else {
+      for run in 0..<runs { body(text(run).data) }
+      return
+    }
     var first = 0
     while first < lines.count {
       let end = min(first + Self.longestRun, lines.count)
       var size = 0
       for index in first..<end { size += placements[index].bytes.count }
-      var text = OutputBytes(capacity: size)
-      var failures: UInt64 = 0
+      var stretch = OutputBytes(capacity: size)
       for index in first..<end {
         let placement = placements[index]
-        runResults[placement.run].lines.withUnsafeBytes { bytes in
-          guard let base = bytes.baseAddress else { return }
-          text.put(base + placement.bytes.lowerBound, placement.bytes.count)
-        }
-        if !placement.ok { failures |= 1 << (index - first) }
+        stretch.put(UnsafeRawBufferPointer(rebasing: text(placement.run).bytes[placement.bytes]))
       }
-      body(RunResult(lines: text.finish(), firstLine: firstLine + first, failures: failures))
+      body(stretch.finish())
       first = end
     }
   }

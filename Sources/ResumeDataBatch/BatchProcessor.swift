@@ -331,6 +331,10 @@ struct JSONLine: ~Copyable {
   /// The text, in the memory it was written in.
   consuming func finish() -> Data { bytes.finish() }
 
+  /// The text, in the block it was written in, now the caller's to give back
+  /// (`ReusableBlocks.give`).
+  consuming func finishInBlock() -> UnsafeMutableRawBufferPointer { bytes.finishInBlock() }
+
   /// The number of bytes written.
   var written: Int { bytes.written }
 

@@ -102,8 +102,9 @@ enum BatchCommand {
         let allOk =
           input == "-"
           ? try pipeline.run(
-            readingWith: streams.readStandardInputPart, write: streams.writeStandardOutput)
-          : try pipeline.run(contentsOf: input, write: streams.writeStandardOutput)
+            readingWith: streams.readStandardInputPart,
+            writePieces: streams.writeStandardOutputPieces)
+          : try pipeline.run(contentsOf: input, writePieces: streams.writeStandardOutputPieces)
         if !allOk { recordFailed = true }
       } catch {
         streams.printError(

@@ -9,6 +9,9 @@ public struct Streams: Sendable {
   public var readStandardInput: @Sendable () throws -> Data
   /// Writes bytes to standard output.
   public var writeStandardOutput: @Sendable (Data) -> Void
+  /// Writes pieces of bytes to standard output, one after another (`batch`'s result lines, as
+  /// the pieces of memory they lie in); valid only during the call.
+  public var writeStandardOutputPieces: @Sendable ([UnsafeRawBufferPointer]) -> Void
   /// Writes bytes to standard error.
   public var writeStandardError: @Sendable (Data) -> Void
   /// Reads the next part of standard input into a buffer, at most its size; returns the number of
@@ -37,6 +40,8 @@ public struct Streams: Sendable {
   ///   - readStandardInputPart: reads the next part of standard input; by default standard input
   ///     is read whole by `readStandardInput` on the first call and handed out a part at a time.
   ///   - writeStandardOutput: writes bytes to standard output.
+  ///   - writeStandardOutputPieces: writes pieces of bytes to standard output; by default they
+  ///     are copied together and written by `writeStandardOutput`.
   ///   - writeStandardError: writes bytes to standard error.
   ///   - standardOutputIsTerminal: whether standard output is a terminal.
   ///   - standardErrorIsTerminal: whether standard error is a terminal.
@@ -46,6 +51,7 @@ public struct Streams: Sendable {
     readStandardInput: @escaping @Sendable () throws -> Data,
     readStandardInputPart: (@Sendable (UnsafeMutableRawBufferPointer) throws -> Int)? = nil,
     writeStandardOutput: @escaping @Sendable (Data) -> Void,
+    writeStandardOutputPieces: (@Sendable ([UnsafeRawBufferPointer]) -> Void)? = nil,
     writeStandardError: @escaping @Sendable (Data) -> Void,
     standardOutputIsTerminal: Bool,
     standardErrorIsTerminal: Bool = false,
@@ -56,6 +62,12 @@ public struct Streams: Sendable {
     self.readStandardInputPart =
       readStandardInputPart ?? WholeInput(readStandardInput).readPart
     self.writeStandardOutput = writeStandardOutput
+    self.writeStandardOutputPieces =
+      writeStandardOutputPieces ?? { pieces in
+        var data = Data(capacity: pieces.reduce(0) { $0 + $1.count })
+        for piece in pieces { data.append(contentsOf: piece) }
+        writeStandardOutput(data)
+      }
     self.writeStandardError = writeStandardError
     self.standardOutputIsTerminal = standardOutputIsTerminal
     self.standardErrorIsTerminal = standardErrorIsTerminal
@@ -75,7 +87,12 @@ public struct Streams: Sendable {
         standardInputPipeEnlarged
         return try FileAccess.read(STDIN_FILENO, into: buffer)
       },
-      writeStandardOutput: writeProcessOutput,
+      writeStandardOutput: { data in
+        writeProcessOutput { data.withUnsafeBytes { OutputTarget.writeAll(STDOUT_FILENO, $0) } }
+      },
+      writeStandardOutputPieces: { pieces in
+        writeProcessOutput { OutputTarget.writeAll(STDOUT_FILENO, pieces: pieces) }
+      },
       writeStandardError: { data in
         // Nowhere is left to say that standard error failed.
         _ = data.withUnsafeBytes { OutputTarget.writeAll(STDERR_FILENO, $0) }
@@ -109,13 +126,14 @@ public struct Streams: Sendable {
   }
 }
 
-/// Writes to the process's standard output. When that fails (a full disk, a closed descriptor, a
+/// Writes to the process's standard output with `write` (which returns 0, or the `errno` of the
+/// write that failed). When that fails (a full disk, a closed descriptor, a
 /// reader gone with SIGPIPE ignored), what follows would be lost as well, and a consumer must not
 /// take the output for whole: the process says so on standard error and ends with status 1 at
 /// once, from whichever thread wrote, as coreutils' tools do. (Foundation's `FileHandle.write`
 /// stops the process with a crash report instead.)
-@Sendable private func writeProcessOutput(_ data: Data) {
-  let failure = data.withUnsafeBytes { OutputTarget.writeAll(STDOUT_FILENO, $0) }
+private func writeProcessOutput(_ write: () -> Int32) {
+  let failure = write()
   guard failure != 0 else { return }
   let message = "Error: -: cannot write standard output: \(String(cString: strerror(failure)))\n"
   _ = message.utf8CString.withUnsafeBytes { bytes in

@@ -91,6 +91,44 @@ struct GroupedWindowTests {
         == records.indices.map { pipeline.process(records[$0], line: $0 + 1).json })
   }
 
+  @Test(
+    "Result lines in pieces: whole lines in line order, as written in one; a piece a line when grouped",
+    arguments: [1, 2, 3])
+  func pieces(jobs: Int) throws {
+    let blobs = try ["keyed-v5-response.archive", "v2.xml.plist", "network-framework.blob"].map {
+      try fixture("resume/" + $0)
+    }
+    // Forms in turn, with a bad line now and then: no two lines in a row of one form, so each
+    // is a piece of its own. The first form alone: a piece a run of 16 lines (44 runs). Forms in
+    // blocks of 250 lines, none seen again after the next: a window of two forms is grouped, yet in
+    // line order, so a piece a run again.
+    let mixed = (0..<700).map { index in
+      index % 11 == 5 ? Data("{\"id\":\(index)}".utf8) : record(index, blobs[index % 3])
+    }
+    let alike = (0..<700).map { record($0, blobs[0]) }
+    let blocks = (0..<700).map { record($0, blobs[$0 / 250]) }
+    for (records, count) in [(mixed, 700), (alike, 44), (blocks, 44)] {
+      let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "pieces-\(UUID().uuidString).ndjson")
+      try records.map { $0 + Data("\n".utf8) }.reduce(Data(), +).write(to: file)
+      defer { try? FileManager.default.removeItem(at: file) }
+      let pipeline = BatchPipeline(
+        options: BatchOptions(operation: .repair(.ios13Later)), inputName: "records", jobs: jobs)
+      var pieces: [Data] = []
+      let allOk = try pipeline.run(
+        contentsOf: file.path, writePieces: { pieces += $0.map { Data($0) } })
+      var written = Data()
+      _ = try pipeline.run(contentsOf: file.path, write: { written += $0 })
+      #expect(allOk == (records != mixed))
+      #expect(pieces.count == count)
+      #expect(pieces.allSatisfy { $0.last == UInt8(ascii: "\n") })
+      #expect(pieces.reduce(Data(), +) == written)
+      #expect(
+        written
+          == pipeline.results(of: records).reduce(Data()) { $0 + $1.json + Data("\n".utf8) })
+    }
+  }
+
   @Test("\"path\" records keep their order among themselves: the same file twice, in place")
   func pathsInOrder() throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(

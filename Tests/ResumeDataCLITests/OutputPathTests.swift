@@ -378,3 +378,96 @@ struct UnreadableInputTests {
     #expect(error == message)
   }
 }
+
+/// `batch`'s result lines go to standard output as the pieces of memory they lie in, with `writev`.
+@Suite("Pieces written to a descriptor")
+struct PiecesWrittenTests {
+  /// 3,000 pieces of 0 to 12 bytes (more than one `writev` takes), each byte its piece's number
+  /// modulo 251.
+  static let texts: [[UInt8]] = (0..<3_000).map {
+    [UInt8](repeating: UInt8($0 % 251), count: $0 % 13)
+  }
+
+  /// Writes `texts` through `writeVectors` and returns the `errno` and the bytes it took.
+  static func write(
+    _ writeVectors: (UnsafePointer<iovec>, Int32, inout [UInt8]) -> Int
+  ) -> (Int32, [UInt8]) {
+    var written: [UInt8] = []
+    let blocks = texts.map { text in
+      let block = UnsafeMutableRawBufferPointer.allocate(byteCount: text.count, alignment: 1)
+      block.copyBytes(from: text)
+      return block
+    }
+    defer { for block in blocks { block.deallocate() } }
+    let failure = OutputTarget.writeAll(-1, pieces: blocks.map { UnsafeRawBufferPointer($0) }) {
+      descriptor, vectors, count in
+      #expect(descriptor == -1)
+      #expect((1...1_024).contains(count))
+      return writeVectors(vectors, count, &written)
+    }
+    return (failure, written)
+  }
+
+  @Test(
+    "Short and interrupted writes go on where they stopped, in order, whatever each takes",
+    arguments: [1, 5, 64, 100_000])
+  func shortWrites(most: Int) {
+    var calls = 0
+    let (failure, written) = Self.write { vectors, count, written in
+      calls += 1
+      if calls % 3 == 0 {
+        errno = EINTR
+        return -1
+      }
+      var taken = 0
+      for index in 0..<Int(count) where taken < most {
+        let piece = UnsafeRawBufferPointer(
+          start: vectors[index].iov_base, count: vectors[index].iov_len)
+        #expect(!piece.isEmpty)
+        let part = piece.prefix(most - taken)
+        written += part
+        taken += part.count
+      }
+      return taken
+    }
+    #expect(failure == 0)
+    #expect(written == Self.texts.flatMap { $0 })
+  }
+
+  @Test("A write that fails ends it with its errno, after what was written")
+  func failure() {
+    var calls = 0
+    let (failure, written) = Self.write { vectors, count, written in
+      calls += 1
+      guard calls == 1 else {
+        errno = ENOSPC
+        return -1
+      }
+      let piece = UnsafeRawBufferPointer(start: vectors[0].iov_base, count: vectors[0].iov_len)
+      written += piece
+      return piece.count
+    }
+    #expect(failure == ENOSPC)
+    #expect(written == Self.texts[1])
+  }
+
+  @Test("Through a pipe, with the system's writev: every piece, in order")
+  func pipe() async throws {
+    let pipe = Pipe()
+    // 2,000 lines, the pieces of them that `batch` would hand over: one line or several.
+    let text = Data((0..<2_000).map { "line \($0)\n" }.joined().utf8)
+    var ends =
+      [0] + text.indices.filter { text[$0] == UInt8(ascii: "\n") && $0 % 3 != 0 }.map { $0 + 1 }
+    if ends.last != text.count { ends.append(text.count) }
+    let reader = Task.detached { pipe.fileHandleForReading.readDataToEndOfFile() }
+    let failure = text.withUnsafeBytes { bytes in
+      let pieces = zip(ends, ends.dropFirst()).map {
+        UnsafeRawBufferPointer(rebasing: bytes[$0..<$1])
+      }
+      return OutputTarget.writeAll(pipe.fileHandleForWriting.fileDescriptor, pieces: pieces)
+    }
+    try pipe.fileHandleForWriting.close()
+    #expect(failure == 0)
+    #expect(await reader.value == text)
+  }
+}
