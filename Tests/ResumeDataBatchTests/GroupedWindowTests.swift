@@ -69,18 +69,26 @@ struct GroupedWindowTests {
         == (0..<8).flatMap { [$0, $0 + 10] } + [8, 9, 18, 19])
   }
 
+  /// A keyed archive, an XML plist and a Network.framework blob: three forms.
+  static func blobs() throws -> [Data] {
+    try ["keyed-v5-response.archive", "v2.xml.plist", "network-framework.blob"].map {
+      try fixture("resume/" + $0)
+    }
+  }
+
+  /// 700 records, more than two windows of one job (256 lines each): the forms of `blobs` in
+  /// turn, with a bad line (every eleventh, from the sixth) now and then.
+  static func formsInTurn(_ blobs: [Data]) -> [Data] {
+    (0..<700).map { index in
+      index % 11 == 5 ? Data("{\"id\":\(index)}".utf8) : record(index, blobs[index % 3])
+    }
+  }
+
   @Test(
     "Records of several forms across windows: results in line order, each as the record alone",
     arguments: [1, 2, 3])
   func manyForms(jobs: Int) throws {
-    let blobs = try ["keyed-v5-response.archive", "v2.xml.plist", "network-framework.blob"].map {
-      try fixture("resume/" + $0)
-    }
-    // 700 records: more than two windows of one job (256 lines each), forms in turn with a bad
-    // line now and then.
-    let records = (0..<700).map { index in
-      index % 11 == 5 ? Data("{\"id\":\(index)}".utf8) : record(index, blobs[index % 3])
-    }
+    let records = Self.formsInTurn(try Self.blobs())
     let pipeline = BatchPipeline(
       options: BatchOptions(operation: .repair(.ios13Later)), inputName: "records", jobs: jobs)
     let results = pipeline.results(of: records)
@@ -95,16 +103,12 @@ struct GroupedWindowTests {
     "Result lines in pieces: whole lines in line order, as written in one; a piece a line when grouped",
     arguments: [1, 2, 3])
   func pieces(jobs: Int) throws {
-    let blobs = try ["keyed-v5-response.archive", "v2.xml.plist", "network-framework.blob"].map {
-      try fixture("resume/" + $0)
-    }
-    // Forms in turn, with a bad line now and then: no two lines in a row of one form, so each
-    // is a piece of its own. The first form alone: a piece a run of 16 lines (44 runs). Forms in
-    // blocks of 250 lines, none seen again after the next: a window of two forms is grouped, yet in
-    // line order, so a piece a run again.
-    let mixed = (0..<700).map { index in
-      index % 11 == 5 ? Data("{\"id\":\(index)}".utf8) : record(index, blobs[index % 3])
-    }
+    let blobs = try Self.blobs()
+    // Forms in turn: no two lines in a row of one form, so each is a piece of its own. The first
+    // form alone: a piece a run of 16 lines (44 runs). Forms in blocks of 250 lines, none seen
+    // again after the next: a window of two forms is grouped, yet in line order, so a piece a run
+    // again.
+    let mixed = Self.formsInTurn(blobs)
     let alike = (0..<700).map { record($0, blobs[0]) }
     let blocks = (0..<700).map { record($0, blobs[$0 / 250]) }
     for (records, count) in [(mixed, 700), (alike, 44), (blocks, 44)] {
