@@ -127,11 +127,11 @@ public struct Streams: Sendable {
 }
 
 /// Writes to the process's standard output with `write` (which returns 0, or the `errno` of the
-/// write that failed). When that fails (a full disk, a closed descriptor, a
-/// reader gone with SIGPIPE ignored), what follows would be lost as well, and a consumer must not
-/// take the output for whole: the process says so on standard error and ends with status 1 at
-/// once, from whichever thread wrote, as coreutils' tools do. (Foundation's `FileHandle.write`
-/// stops the process with a crash report instead.)
+/// write that failed). When that fails (a full disk, a closed descriptor, a reader gone with
+/// SIGPIPE ignored), what follows would be lost as well, and a consumer must not take the output
+/// for whole: the process says so on standard error and ends with status 1 at once, from
+/// whichever thread wrote, as coreutils' tools do. (Foundation's `FileHandle.write` stops the
+/// process with a crash report instead.)
 private func writeProcessOutput(_ write: () -> Int32) {
   let failure = write()
   guard failure != 0 else { return }
