@@ -163,16 +163,7 @@ package enum OutputTarget: Equatable, Sendable {
   ///
   /// - Returns: 0, or the `errno` of the write that failed.
   package static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
-    var offset = 0
-    while offset < bytes.count {
-      let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-      if written < 0 {
-        if errno == EINTR { continue }
-        return errno
-      }
-      offset += written
-    }
-    return 0
+    writeAll(descriptor, pieces: [bytes])
   }
 
   /// Writes all of `pieces`, one after another, to a descriptor, with as few `writev` calls as
@@ -262,11 +253,6 @@ package enum OutputTarget: Equatable, Sendable {
     if close(descriptor) != 0, failure == 0, errno != EINTR { failure = errno }
     return failure
   }
-}
-
-/// The system's `write`, which `OutputTarget.write` hides inside the type.
-private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
-  write(descriptor, buffer, count)
 }
 
 /// The system's `writev`.

@@ -720,14 +720,17 @@ private final class WindowInFlight: @unchecked Sendable {
     }
     for run in 0..<runs {
       let text = text(run)
-      var index = run * runLength
+      // The record's place in its run, which is its bit in `failures`.
+      var place = 0
       var start = 0
       // A result line holds no raw line break (JSON escapes them in strings): each one ends one.
       while let end = text.bytes[start...].firstIndex(of: UInt8(ascii: "\n")) {
-        let ok = text.failures & (1 << (index - run * runLength)) == 0
-        body(firstLine + index, ok, UnsafeRawBufferPointer(rebasing: text.bytes[start..<end]))
+        let ok = text.failures & (1 << place) == 0
+        body(
+          firstLine + run * runLength + place, ok,
+          UnsafeRawBufferPointer(rebasing: text.bytes[start..<end]))
         start = end + 1
-        index += 1
+        place += 1
       }
     }
   }
