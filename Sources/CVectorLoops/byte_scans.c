@@ -135,3 +135,8 @@ int cvl_is_http_token(const uint8_t *text, size_t count) {
   }
   return 1;
 }
+
+int cvl_is_sendable_header_field(const uint8_t *name, size_t name_count, const uint8_t *value,
+                                 size_t value_count) {
+  return cvl_is_http_token(name, name_count) && !cvl_holds_line_break_or_nul(value, value_count);
+}

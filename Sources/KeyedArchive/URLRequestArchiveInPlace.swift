@@ -194,45 +194,35 @@ struct InPlaceRequest {
     var three: Int?
     var declared: Int?
     let fieldCount = table.count(fields)
-    let standardPrefix: StaticString = "__nsurlrequest_proto_prop_obj_"
-    let standardBytes = UnsafeBufferPointer(
-      start: standardPrefix.utf8Start, count: standardPrefix.utf8CodeUnitCount)
-    let dollarPrefix: StaticString = "$"
-    let dollarBytes = UnsafeBufferPointer(
-      start: dollarPrefix.utf8Start, count: dollarPrefix.utf8CodeUnitCount)
     // Each field's slot number when its key reads as one, as `findSlotUIDs` reads it (the standard
     // prefix's as is, the `$` prefix's negated less one), or `Int.min`; only those whose value is a
     // UID count.
+    let prefix = StandardPrefix()
     return withUnsafeTemporaryAllocation(of: Int.self, capacity: fieldCount) { numbers in
       for position in 0..<fieldCount {
         numbers[position] = .min
-        guard let raw = table.asciiBytes(table.key(fields, position)) else { continue }
-        let key = raw.assumingMemoryBound(to: UInt8.self)
-        func isKey(_ name: StaticString) -> Bool {
-          key.count == name.utf8CodeUnitCount
-            && memcmp(key.baseAddress!, name.utf8Start, key.count) == 0
-        }
-        switch key.count {
-        case 2:
-          if isKey("$3") { three = table.value(fields, position) }
-          if isKey("$2") { declared = table.value(fields, position) }
-        case 6:
-          if isKey("$class") { classField = table.value(fields, position) }
-        case 31:
-          if isKey("__nsurlrequest_proto_prop_obj_0") { hasProtocolSlot = true }
-        default: break
-        }
-        guard let first = key.first, table.isKind(table.value(fields, position), .uid) else {
+        guard let key = table.asciiBytes(table.key(fields, position)), let first = key.first
+        else { continue }
+        // Keys are told apart by their first byte and length, and a standard slot's prefix by
+        // four words: a request has twenty-odd slots, and this loop is most of reading one.
+        let number: Int?
+        if first == UInt8(ascii: "_") {
+          guard let standard = prefix.slotNumber(key) else { continue }
+          if standard == 0, key.count == 31 { hasProtocolSlot = true }
+          number = standard
+        } else if first == UInt8(ascii: "$") {
+          if key.count == 2 {
+            if key[1] == UInt8(ascii: "3") { three = table.value(fields, position) }
+            if key[1] == UInt8(ascii: "2") { declared = table.value(fields, position) }
+          } else if key.count == 6, Self.isClassKey(key) {
+            classField = table.value(fields, position)
+          }
+          number = Self.slotNumber(key, afterPrefixOf: 1).map { -1 &- $0 }
+        } else {
           continue
         }
-        if first == UInt8(ascii: "_"),
-          let number = URLRequestArchive.slotNumber(key, prefix: standardBytes)
-        {
+        if let number, table.isKind(table.value(fields, position), .uid) {
           numbers[position] = number
-        } else if first == UInt8(ascii: "$"),
-          let number = URLRequestArchive.slotNumber(key, prefix: dollarBytes)
-        {
-          numbers[position] = -1 &- number
         }
       }
       // As `classUID(ofInstance:)` and `KeyedArchive.isInstance` read the root (the view has
@@ -277,6 +267,60 @@ struct InPlaceRequest {
       }
       return (fields, classUID, layout, uids)
     }
+  }
+
+  /// `__nsurlrequest_proto_prop_obj_`, what a standard slot's key starts with, as four words (the
+  /// last overlapping the third), in locals of the loop that compares keys with it.
+  struct StandardPrefix {
+    let words: (UInt64, UInt64, UInt64, UInt64)
+
+    init() { words = Self.words(UnsafeRawPointer(Self.text.utf8Start)) }
+
+    static let text: StaticString = "__nsurlrequest_proto_prop_obj_"
+
+    @inline(__always)
+    private static func words(_ bytes: UnsafeRawPointer) -> (UInt64, UInt64, UInt64, UInt64) {
+      (
+        bytes.loadUnaligned(as: UInt64.self),
+        bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+        bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
+        bytes.loadUnaligned(fromByteOffset: 22, as: UInt64.self)
+      )
+    }
+
+    /// `URLRequestArchive.slotNumber(key, prefix: "__nsurlrequest_proto_prop_obj_")`, the
+    /// prefix compared a word at a time.
+    @inline(__always)
+    func slotNumber(_ key: UnsafeRawBufferPointer) -> Int? {
+      guard key.count > 30, key.count <= 36 else { return nil }
+      let read = Self.words(key.baseAddress!)
+      guard
+        (read.0 ^ words.0) | (read.1 ^ words.1) | (read.2 ^ words.2) | (read.3 ^ words.3) == 0
+      else { return nil }
+      return InPlaceRequest.slotNumber(key, afterPrefixOf: 30)
+    }
+  }
+
+  /// The number `URLRequestArchive.slotNumber` reads after a prefix of `prefixCount` bytes the
+  /// caller has matched: one to six digits, without a leading zero unless it is the only one.
+  @inline(__always)
+  static func slotNumber(_ key: UnsafeRawBufferPointer, afterPrefixOf prefixCount: Int) -> Int? {
+    guard key.count > prefixCount, key.count &- prefixCount <= 6,
+      key[prefixCount] != UInt8(ascii: "0") || key.count == prefixCount &+ 1
+    else { return nil }
+    var value = 0
+    for index in prefixCount..<key.count {
+      let digit = key[index] &- UInt8(ascii: "0")
+      guard digit <= 9 else { return nil }
+      value = value &* 10 &+ Int(digit)
+    }
+    return value
+  }
+
+  @inline(__always)
+  private static func isClassKey(_ key: UnsafeRawBufferPointer) -> Bool {
+    let name: StaticString = "$class"
+    return memcmp(key.baseAddress!, name.utf8Start, 6) == 0
   }
 
   private var plist: BinaryObjects { archive.table }
@@ -382,7 +426,7 @@ struct InPlaceRequest {
     for position in 0..<plist.count(keys) {
       guard let name = stringObject(plist.element(keys, position)).flatMap(plist.asciiBytes),
         let value = stringObject(plist.element(values, position)).flatMap(plist.asciiBytes),
-        isHTTPToken(name), !holdsLineBreakOrNul(value)
+        isSendableHeaderField(name: name, value: value)
       else { return false }
     }
     return true

@@ -12,3 +12,13 @@ package func holdsLineBreakOrNul(_ text: UnsafeRawBufferPointer) -> Bool {
 package func isHTTPToken(_ text: UnsafeRawBufferPointer) -> Bool {
   cvl_is_http_token(text.baseAddress?.assumingMemoryBound(to: UInt8.self), text.count) != 0
 }
+
+/// Whether a header field can be sent as it is: `isHTTPToken(name)` and not
+/// `holdsLineBreakOrNul(value)`, in one call (a diagnosis checks every field of two requests).
+package func isSendableHeaderField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+  -> Bool
+{
+  cvl_is_sendable_header_field(
+    name.baseAddress?.assumingMemoryBound(to: UInt8.self), name.count,
+    value.baseAddress?.assumingMemoryBound(to: UInt8.self), value.count) != 0
+}

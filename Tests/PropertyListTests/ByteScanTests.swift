@@ -55,4 +55,26 @@ struct ByteScanTests {
     }
     #expect(scan(UnsafeRawBufferPointer(start: nil, count: 0)) == picksNoBytes, "\(name): no bytes")
   }
+
+  /// A header field's two checks made in one call give what the two give apart: a token name and
+  /// a value without a line break or NUL, and nothing else.
+  @Test(
+    "A header field is sendable exactly when its name is a token and its value has no break",
+    arguments: [
+      ("Accept", "*/*", true), ("X-Request-ID", "", true), ("", "value", false),
+      ("Bad Name", "value", false), ("Name:", "value", false), ("Cookie", "a=b\r\nX: y", false),
+      ("Cookie", "a=b\n", false), ("User-Agent", "agent\u{0}", false),
+      ("Authorization", String(repeating: "Bearer token ", count: 9), true),
+      ("Authorization", String(repeating: "Bearer token ", count: 9) + "\r", false),
+      ("n\u{E9}", "value", false), ("Name", "caf\u{E9}", true),
+    ])
+  func sendableHeaderField(name: String, value: String, sendable: Bool) {
+    let apart = Array(name.utf8).withUnsafeBytes { isHTTPToken($0) }
+      && !Array(value.utf8).withUnsafeBytes { holdsLineBreakOrNul($0) }
+    let together = Array(name.utf8).withUnsafeBytes { name in
+      Array(value.utf8).withUnsafeBytes { isSendableHeaderField(name: name, value: $0) }
+    }
+    #expect(apart == sendable)
+    #expect(together == sendable)
+  }
 }

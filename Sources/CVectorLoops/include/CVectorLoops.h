@@ -64,6 +64,11 @@ int cvl_holds_line_break_or_nul(const uint8_t *text, size_t count);
 /// ASCII letters), a byte at a time (names are short).
 int cvl_is_http_token(const uint8_t *text, size_t count);
 
+/// Whether a header field can be sent as it is: `name` an HTTP token (`cvl_is_http_token`) and
+/// `value` without a line break or NUL (`cvl_holds_line_break_or_nul`), in one call.
+int cvl_is_sendable_header_field(const uint8_t *name, size_t name_count, const uint8_t *value,
+                                 size_t value_count);
+
 // Binary plists' offset tables.
 
 /// Reads the `count` big-endian entries of `width` bytes (1 or 2, what files of up to 64 KiB use)
