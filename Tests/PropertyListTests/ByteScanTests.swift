@@ -69,7 +69,8 @@ struct ByteScanTests {
       ("n\u{E9}", "value", false), ("Name", "caf\u{E9}", true),
     ])
   func sendableHeaderField(name: String, value: String, sendable: Bool) {
-    let apart = Array(name.utf8).withUnsafeBytes { isHTTPToken($0) }
+    let apart =
+      Array(name.utf8).withUnsafeBytes { isHTTPToken($0) }
       && !Array(value.utf8).withUnsafeBytes { holdsLineBreakOrNul($0) }
     let together = Array(name.utf8).withUnsafeBytes { name in
       Array(value.utf8).withUnsafeBytes { isSendableHeaderField(name: name, value: $0) }
