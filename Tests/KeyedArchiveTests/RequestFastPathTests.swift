@@ -26,6 +26,16 @@ func editedRequest(
   return try PropertyListValue.dictionary(envelope).encoded(as: .binary)
 }
 
+/// A request archive with its request object's fields changed.
+func editedRequestRoot(_ edit: (inout PropertyListDictionary) -> Void) throws -> Data {
+  try editedRequest { objects in
+    let root = objectIndex(objects) { isInstance($0, of: "NSMutableURLRequest", in: objects) }
+    guard case .dictionary(var fields) = objects[root] else { return }
+    edit(&fields)
+    objects[root] = .dictionary(fields)
+  }
+}
+
 /// The index of the first object a predicate holds for.
 func objectIndex(_ objects: [PropertyListValue], _ matches: (PropertyListValue) -> Bool) -> Int {
   objects.firstIndex(where: matches) ?? 0
@@ -86,19 +96,13 @@ let requestVariants: [RequestVariant] = [
     try editedRequest { objects in objects[0] = .string("nothing") }
   },
   RequestVariant(name: "a non-ASCII key") {
-    try editedRequest { objects in
-      let root = objectIndex(objects) { isInstance($0, of: "NSMutableURLRequest", in: objects) }
-      guard case .dictionary(var fields) = objects[root] else { return }
+    try editedRequestRoot { fields in
       fields["clé"] = .integer(PropertyListInteger(1))
-      objects[root] = .dictionary(fields)
     }
   },
   RequestVariant(name: "$2 above Int64.max") {
-    try editedRequest { objects in
-      let root = objectIndex(objects) { isInstance($0, of: "NSMutableURLRequest", in: objects) }
-      guard case .dictionary(var fields) = objects[root] else { return }
+    try editedRequestRoot { fields in
       fields["$2"] = .integer(PropertyListInteger(UInt64.max))
-      objects[root] = .dictionary(fields)
     }
   },
   RequestVariant(name: "timeout as an integer") {
@@ -125,11 +129,51 @@ let requestVariants: [RequestVariant] = [
     return try PropertyListValue.dictionary(envelope).encoded(as: .binary)
   },
   RequestVariant(name: "a root of 70 fields") {
-    try editedRequest { objects in
-      let root = objectIndex(objects) { isInstance($0, of: "NSMutableURLRequest", in: objects) }
-      guard case .dictionary(var fields) = objects[root] else { return }
+    try editedRequestRoot { fields in
       for index in 0..<50 { fields["extra\(index)"] = .integer(PropertyListInteger(index)) }
-      objects[root] = .dictionary(fields)
+    }
+  },
+]
+
+/// Requests whose keys are spelled like slot keys, or nearly: what the fast path tells apart by a
+/// key's first byte, its length and a standard slot's prefix, reading each request in place.
+let slotKeyVariants: [RequestVariant] = [
+  RequestVariant(name: "a slot key with a leading zero") {
+    try editedRequestRoot { fields in
+      fields["__nsurlrequest_proto_prop_obj_01"] = fields["__nsurlrequest_proto_prop_obj_1"]
+      fields["__nsurlrequest_proto_prop_obj_1"] = nil
+    }
+  },
+  RequestVariant(name: "slot keys of six and seven digits") {
+    try editedRequestRoot { fields in
+      fields["__nsurlrequest_proto_prop_obj_999999"] = fields["__nsurlrequest_proto_prop_obj_1"]
+      fields["__nsurlrequest_proto_prop_obj_1000000"] = fields["__nsurlrequest_proto_prop_obj_1"]
+    }
+  },
+  RequestVariant(name: "a key of a slot key's length with another prefix") {
+    try editedRequestRoot { fields in
+      fields["__nsurlrequest_proto_prop_OBJ_1"] = fields["__nsurlrequest_proto_prop_obj_1"]
+      fields["__nsurlrequest_proto_prop_obj_1"] = nil
+    }
+  },
+  RequestVariant(name: "slot 0 holding a number") {
+    try editedRequestRoot { fields in
+      fields["__nsurlrequest_proto_prop_obj_0"] = .integer(PropertyListInteger(1))
+    }
+  },
+  RequestVariant(name: "$N keys beside the standard slots") {
+    try editedRequestRoot { fields in
+      fields["$4"] = fields["__nsurlrequest_proto_prop_obj_1"]
+      fields["$05"] = fields["__nsurlrequest_proto_prop_obj_1"]
+      fields["$"] = fields["__nsurlrequest_proto_prop_obj_1"]
+    }
+  },
+  RequestVariant(name: "the standard layout's slot 0 gone, slots in $N keys") {
+    try editedRequestRoot { fields in
+      for slot in 0..<22 {
+        fields["$\(slot + 3)"] = fields["__nsurlrequest_proto_prop_obj_\(slot)"]
+        fields["__nsurlrequest_proto_prop_obj_\(slot)"] = nil
+      }
     }
   },
 ]
@@ -199,6 +243,13 @@ struct RequestFastPathTests {
     #expect(
       request.headerFieldsAreSendable
         == (URLRequestFields.Header(name, value).problem == nil))
+  }
+
+  @Test("Keys spelled like slot keys read the same on both paths", arguments: slotKeyVariants)
+  func slotKeys(_ variant: RequestVariant) throws {
+    let data = try variant.bytes()
+    #expect(RequestDifferential.difference(data) == nil)
+    #expect(try URLRequestArchive(decoding: data).isReadInPlace)
   }
 
   @Test("Unusual shapes read the same on both paths", arguments: requestVariants)
