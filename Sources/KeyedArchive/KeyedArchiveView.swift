@@ -77,8 +77,11 @@ package struct KeyedArchiveView {
     let classesAreValid = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count) {
       checked in
       var checkedCount = 0
+      // Where the references start, read once: the loop's stores (to `checked`) could otherwise
+      // be taken to change it.
+      let references = table.contents(objects).start
       for index in 0..<count {
-        let object = table.element(objects, index)
+        let object = table.reference(references, index)
         guard table.isKind(object, .dictionary),
           let classField = table.value(object, forKey: "$class", fromLast: true)
         else { continue }

@@ -259,32 +259,32 @@ private struct BatchResultObject {
       case nil: 0
       }
     json.reserve(640 + blobText)
-    json.beginObject()
-    json.key("schemaVersion")
-    json.number(1)
-    json.field("input", string: input)
-    json.key("line")
+    // The keys and the punctuation between the values in pieces of constant text.
+    json.keys(#"{"schemaVersion":1,"input":"#)
+    json.string(input)
+    json.keys(#","line":"#)
     json.number(line)
-    json.key("id")
+    json.keys(#","id":"#)
     json.raw(id ?? "null")
-    json.key("ok")
-    json.bool(error == nil)
-    json.field("generation", string: generation)
-    json.field("container", string: container)
-    json.key("resumable")
+    json.keys(error == nil ? #","ok":true,"generation":"# : #","ok":false,"generation":"#)
+    json.string(generation)
+    json.keys(#","container":"#)
+    json.string(container)
+    json.keys(#","resumable":"#)
     json.bool(resumable)
-    json.key("findings")
+    json.keys(#","findings":"#)
     json.findings(findings)
-    json.key("output")
+    json.keys(#","output":"#)
     if let output {
-      json.beginObject()
-      json.field("generation", string: output.generation)
-      json.field("container", string: output.container)
-      json.key("infoVersion")
+      json.keys(#"{"generation":"#)
+      json.string(output.generation)
+      json.keys(#","container":"#)
+      json.string(output.container)
+      json.keys(#","infoVersion":"#)
       if let infoVersion = output.infoVersion { json.number(infoVersion) } else { json.null() }
-      json.key("findings")
+      json.keys(#","findings":"#)
       json.findings(output.findings)
-      json.key("blob")
+      json.keys(#","blob":"#)
       switch output.blob {
       case .bytes(let bytes): json.base64(bytes)
       case .base64(let text): json.base64(text: text)
@@ -299,7 +299,7 @@ private struct BatchResultObject {
     } else {
       json.null()
     }
-    json.key("error")
+    json.keys(#","error":"#)
     if let error {
       json.beginObject()
       json.field("kind", string: error.kind)
@@ -352,6 +352,14 @@ struct JSONLine: ~Copyable {
     put(name.utf8Start, length)
     put(UInt8(ascii: "\""))
     put(UInt8(ascii: ":"))
+    needsComma = false
+  }
+
+  /// Constant JSON text that ends with a key and its colon, written as it is: what goes between
+  /// two values of a result, or opens it. The text says its own commas.
+  mutating func keys(_ text: StaticString) {
+    reserve(text.utf8CodeUnitCount)
+    put(text.utf8Start, text.utf8CodeUnitCount)
     needsComma = false
   }
 
