@@ -230,7 +230,7 @@ package struct KeyedArchiveView {
   /// - Returns: also whether every key is one of `knownKeys`, and whether, besides, no key is
   ///   there twice (found from which known key each is, when there are at most 64 known keys; else
   ///   false, which only means unknown).
-  package func plainRootDictionary(limits: KeyedArchiveLimits, knownKeys: [String] = []) -> (
+  package func plainRootDictionary(limits: KeyedArchiveLimits, knownKeys: KnownKeys = .none) -> (
     entries: [PropertyListDictionary.Element], mutable: Bool, keysAreKnown: Bool,
     knownAndDistinct: Bool
   )? {
@@ -250,7 +250,7 @@ package struct KeyedArchiveView {
     var keysAreKnown = true
     // One bit per known key met, so that a key met twice shows without comparing strings.
     var met: UInt64 = 0
-    var distinct = knownKeys.count <= 64
+    var distinct = knownKeys.strings.count <= 64
     for position in 0..<table.count(keys) {
       guard let keyObject = plainObject(table.element(keys, position)),
         table.isKind(keyObject, .string),
@@ -279,14 +279,9 @@ package struct KeyedArchiveView {
   }
 
   // A string object as a key: one of `knownKeys` when it is spelled so (and which one it is).
-  private func key(_ object: Int, _ knownKeys: [String]) -> (String, known: Int?) {
-    if let bytes = table.asciiBytes(object) {
-      for (index, known) in knownKeys.enumerated() where known.utf8.count == bytes.count {
-        var known = known
-        if known.withUTF8({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
-          return (known, index)
-        }
-      }
+  private func key(_ object: Int, _ knownKeys: KnownKeys) -> (String, known: Int?) {
+    if let bytes = table.asciiBytes(object), let known = knownKeys.index(of: bytes) {
+      return (knownKeys.strings[known], known)
     }
     return (table.string(object), nil)
   }
@@ -302,6 +297,48 @@ package struct KeyedArchiveView {
     case .boolean: return .boolean(table.boolean(object))
     case .data: return .data(table.data(object))
     default: return nil
+    }
+  }
+}
+
+/// Strings that keys spelled like them are read as (`KeyedArchiveView.plainRootDictionary`), so
+/// that reading such a key makes no string; found by length, then compared as bytes.
+package struct KnownKeys: Sendable {
+  /// The strings, in the order that numbers them.
+  package let strings: [String]
+  // Each string's UTF-8 bytes, one after another, and where each starts and how long it is.
+  private let bytes: [UInt8]
+  private let spans: [(start: Int, count: Int)]
+
+  /// No known keys: every key is read from the bytes.
+  package static let none = KnownKeys([])
+
+  package init(_ strings: [String]) {
+    self.strings = strings
+    var bytes: [UInt8] = []
+    var spans: [(start: Int, count: Int)] = []
+    for string in strings {
+      spans.append((bytes.count, string.utf8.count))
+      bytes.append(contentsOf: string.utf8)
+    }
+    self.bytes = bytes
+    self.spans = spans
+  }
+
+  /// The number of the string spelled as `key`, if any.
+  @inline(__always)
+  func index(of key: UnsafeRawBufferPointer) -> Int? {
+    spans.withUnsafeBufferPointer { spans in
+      bytes.withUnsafeBytes { bytes in
+        for (index, span) in spans.enumerated() where span.count == key.count {
+          if key.isEmpty
+            || memcmp(bytes.baseAddress! + span.start, key.baseAddress!, key.count) == 0
+          {
+            return index
+          }
+        }
+        return nil
+      }
     }
   }
 }

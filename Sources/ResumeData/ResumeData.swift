@@ -179,7 +179,7 @@ public struct ResumeData: Sendable, Hashable {
     guard !NetworkFrameworkMask.isMasked(data),
       let view = KeyedArchiveView(data, limits: limits.propertyList),
       view.hasEnvelopeKey("$archiver"),
-      let root = view.plainRootDictionary(limits: limits, knownKeys: ResumeDataKey.all),
+      let root = view.plainRootDictionary(limits: limits, knownKeys: ResumeDataKey.allKnown),
       // A key twice (nothing CFNetwork writes) is left to the eager path.
       let split = Self.splitPlain(root.entries, distinct: root.knownAndDistinct),
       root.knownAndDistinct && !root.entries.isEmpty || Self.holdsResumeKeys(split.plain)

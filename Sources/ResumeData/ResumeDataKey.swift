@@ -1,3 +1,5 @@
+import KeyedArchive
+
 /// The keys of the resume dictionary (format reference §2).
 public enum ResumeDataKey {
   /// Absolute URL of the current request (string).
@@ -37,6 +39,9 @@ public enum ResumeDataKey {
     tempFileName, infoVersion, localPath, byteRange, response, "NSURLSessionResumeExtractor",
     "PublishingURL", "ResumePlaceholderURLBookmarkData", segments,
   ]
+
+  /// `all`, as the table a blob's keys are looked up in.
+  static let allKnown = KnownKeys(all)
 
   // The known keys by length in UTF-8 bytes: a key is looked up among the one or two of its
   // length, compared whole, rather than hashed (hashing a 35-byte key costs more than that).
