@@ -3,6 +3,7 @@ import Foundation
 import KeyedArchive
 import PropertyList
 import ResumeData
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -145,14 +146,22 @@ enum BatchBenchmark {
         for jobs in [1, 2] {
           let usage = fastest[jobs]!
           let rate = Double(records) / usage.wall
+          // Through a pipe, the writer's CPU beside the tool's: how much of the two cores the
+          // run kept busy, and so how far more jobs could take it.
+          let feeder = usage.feederCPU.map {
+            String(
+              format: "  writer CPU %.1f µs/record, cores busy %.0f%%", $0 / Double(records) * 1e6,
+              ($0 + usage.cpu) / (2 * usage.wall) * 100)
+          }
           print(
             String(
               format:
-                "batch %@ repair %@ --jobs %d  %@ records/s  (%@ per job)  CPU %.1f µs/record  peak RSS %.1f MiB%@",
+                "batch %@ repair %@ --jobs %d  %@ records/s  (%@ per job)  CPU %.1f µs/record  peak RSS %.1f MiB%@%@",
               padded(blob.name, 9), padded(source, 5), jobs, grouped(rate),
               grouped(rate / Double(jobs)), usage.cpu / Double(records) * 1e6,
               Double(usage.peakKiB) / 1024,
-              jobs == 1 ? "" : String(format: "  scaling %.2fx", rate / sourceOneJob)))
+              jobs == 1 ? "" : String(format: "  scaling %.2fx", rate / sourceOneJob),
+              feeder ?? ""))
         }
       }
       let baseline = foundationRate(
@@ -286,14 +295,35 @@ enum BatchBenchmark {
     var pipeEnds: [Int32] = [0, 0]
     guard pipe(&pipeEnds) == 0 else { return nil }
     let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
+    // The writer's own CPU time, set when it is done.
+    let writerCPU = Mutex<Double?>(nil)
+    let done = DispatchSemaphore(value: 0)
     let writer = Thread {
       _ = writeRecords(records, blob: blob, to: writeEnd)
       close(writeEnd)
+      var time = timespec()
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+      writerCPU.withLock { $0 = Double(time.tv_sec) + Double(time.tv_nsec) / 1e9 }
+      done.signal()
     }
     // The writing end must not leak into the child, or its standard input would never end.
     _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
-    let usage = DownloadBenchmark.spawn(command, input: readEnd) { writer.start() }
-    if usage == nil { close(writeEnd) }
+    var started = false
+    guard
+      var usage = DownloadBenchmark.spawn(
+        command, input: readEnd,
+        started: {
+          writer.start()
+          started = true
+        })
+    else {
+      close(writeEnd)
+      if started { done.wait() }
+      return nil
+    }
+    // The child has read its input to the end, or stopped: the writer is done or soon fails.
+    done.wait()
+    usage.feederCPU = writerCPU.withLock { $0 }
     return usage
   }
 

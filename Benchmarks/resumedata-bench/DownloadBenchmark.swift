@@ -47,13 +47,18 @@ enum DownloadBenchmark {
     var cpu: Double
     var peakKiB: Int
     var status: Int32
+    /// The CPU time of the thread that fed the child's standard input, when one did: it shares
+    /// the machine's cores with the child.
+    var feederCPU: Double? = nil
 
     /// The best of two runs: the shorter wall and CPU times, the larger peak memory (the bound
     /// that matters), and the first failing status.
     func merged(with other: Usage) -> Usage {
       Usage(
         wall: min(wall, other.wall), cpu: min(cpu, other.cpu), peakKiB: max(peakKiB, other.peakKiB),
-        status: status != 0 ? status : other.status)
+        status: status != 0 ? status : other.status,
+        feederCPU: feederCPU.map { mine in other.feederCPU.map { min(mine, $0) } ?? mine }
+          ?? other.feederCPU)
     }
   }
 
