@@ -36,6 +36,14 @@ func editedRequestRoot(_ edit: (inout PropertyListDictionary) -> Void) throws ->
   }
 }
 
+/// A request archive whose URL's slot (1) is under `key` instead of its own.
+func urlSlotRenamed(_ key: String) throws -> Data {
+  try editedRequestRoot { fields in
+    fields[key] = fields["__nsurlrequest_proto_prop_obj_1"]
+    fields["__nsurlrequest_proto_prop_obj_1"] = nil
+  }
+}
+
 /// The index of the first object a predicate holds for.
 func objectIndex(_ objects: [PropertyListValue], _ matches: (PropertyListValue) -> Bool) -> Int {
   objects.firstIndex(where: matches) ?? 0
@@ -139,10 +147,7 @@ let requestVariants: [RequestVariant] = [
 /// key's first byte, its length and a standard slot's prefix, reading each request in place.
 let slotKeyVariants: [RequestVariant] = [
   RequestVariant(name: "a slot key with a leading zero") {
-    try editedRequestRoot { fields in
-      fields["__nsurlrequest_proto_prop_obj_01"] = fields["__nsurlrequest_proto_prop_obj_1"]
-      fields["__nsurlrequest_proto_prop_obj_1"] = nil
-    }
+    try urlSlotRenamed("__nsurlrequest_proto_prop_obj_01")
   },
   RequestVariant(name: "slot keys of six and seven digits") {
     try editedRequestRoot { fields in
@@ -151,10 +156,7 @@ let slotKeyVariants: [RequestVariant] = [
     }
   },
   RequestVariant(name: "a key of a slot key's length with another prefix") {
-    try editedRequestRoot { fields in
-      fields["__nsurlrequest_proto_prop_OBJ_1"] = fields["__nsurlrequest_proto_prop_obj_1"]
-      fields["__nsurlrequest_proto_prop_obj_1"] = nil
-    }
+    try urlSlotRenamed("__nsurlrequest_proto_prop_OBJ_1")
   },
   RequestVariant(name: "slot 0 holding a number") {
     try editedRequestRoot { fields in
