@@ -45,7 +45,14 @@ struct KillTests {
     let server = try TestHTTPServer()
     defer { server.stop() }
     server.serve(path: "/file", body: body, etag: "\"k1\"")
-    server.setFaults(path: "/file", [.trickle(bytesPerChunk: 20_000, interval: .milliseconds(10))])
+    // The server stops 300 KB past the point the kill waits for: a test that waits too long
+    // (a loaded machine) still kills a download that has not finished.
+    server.setFaults(
+      path: "/file",
+      [
+        .trickle(bytesPerChunk: 20_000, interval: .milliseconds(10)),
+        .stall(afterBytes: Int(bytes) + 300_000),
+      ])
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "resumedata-kill-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
