@@ -5,15 +5,23 @@ import TestHTTPServer
 import TestSupport
 import Testing
 
-/// 2 MB of a repeatable pattern.
-private let body: Data = {
+/// `count` bytes of a repeatable pattern.
+private func pattern(_ count: Int) -> Data {
   var state: UInt32 = 0x1234_5678
   return Data(
-    (0..<2_000_000).map { _ in
+    (0..<count).map { _ in
       state = state &* 1_664_525 &+ 1_013_904_223
       return UInt8(truncatingIfNeeded: state >> 24)
     })
-}()
+}
+
+/// 2 MB of a repeatable pattern.
+private let body = pattern(2_000_000)
+
+/// 4.5 MB of it: a segment is split only while at least twice the minimum segment (1 MiB) is
+/// left, so four connections share a file from the start only above 4 MiB (here four segments
+/// of 1.125 MB); 2 MB goes over one.
+private let segmentedBody = pattern(4_500_000)
 
 /// Starts the built executable without waiting for it.
 private func launch(_ arguments: [String]) throws -> Process {
@@ -98,8 +106,8 @@ struct KillTests {
   func segmentedKilled(at bytes: Int64) throws {
     let server = try TestHTTPServer()
     defer { server.stop() }
-    server.serve(path: "/file", body: body, etag: "\"k1\"")
-    // About 200 KB/s a connection: the map is persisted every second, twice before the end.
+    server.serve(path: "/file", body: segmentedBody, etag: "\"k1\"")
+    // About 200 KB/s a connection: the map is persisted every second, five times before the end.
     server.setFaults(path: "/file", [.trickle(bytesPerChunk: 4_000, interval: .milliseconds(20))])
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "resumedata-kill-\(UUID().uuidString)")
@@ -128,11 +136,15 @@ struct KillTests {
     kill(first.processIdentifier, SIGKILL)
     first.waitUntilExit()
     #expect(first.terminationReason == .uncaughtSignal)
+    // Once 500 KB are persisted, every connection has asked for its segment: the probe and three.
+    if bytes >= 500_000 {
+      #expect(server.requests(path: "/file").count >= 4)
+    }
     let map = try #require(persistedMap())
-    #expect(map.total == Int64(body.count))
+    #expect(map.total == Int64(segmentedBody.count))
     #expect(map.bytesOnDisk >= bytes)
     let partial = try #require(partialSize(in: directory))
-    #expect(partial == Int64(body.count))
+    #expect(partial == Int64(segmentedBody.count))
     let kept = try Data(
       contentsOf: directory.appendingPathComponent(
         try FileManager.default.contentsOfDirectory(atPath: directory.path).first {
@@ -141,7 +153,7 @@ struct KillTests {
     // What the map says is on disk is the file's bytes.
     for range in map.onDisk {
       let bytes = Int(range.lowerBound)..<Int(range.upperBound)
-      #expect(firstDifference(kept[bytes], body[bytes]) == nil)
+      #expect(firstDifference(kept[bytes], segmentedBody[bytes]) == nil)
     }
 
     server.setFaults(path: "/file", [])
@@ -149,7 +161,8 @@ struct KillTests {
     let second = try launch(arguments)
     second.waitUntilExit()
     #expect(second.terminationStatus == 0)
-    #expect(firstDifference(try Data(contentsOf: URL(fileURLWithPath: output)), body) == nil)
+    #expect(
+      firstDifference(try Data(contentsOf: URL(fileURLWithPath: output)), segmentedBody) == nil)
     // No probe: every request asks for a part of what was missing, conditionally.
     let requests = server.requests(path: "/file")
     #expect(!requests.isEmpty)
