@@ -383,7 +383,7 @@ public actor Download {
           return .ended(await failed(error))
         }
         eventSink.yield(known.bytesOnDisk > 0 ? .resumed(offset: known.bytesOnDisk) : .started)
-        eventSink.yield(.segmented(connections: connections))
+        eventSink.yield(.segmented(connections: schedule.connectionsAtWork(of: connections)))
       } else {
         book = SegmentBook()
         probe = size
@@ -463,7 +463,7 @@ public actor Download {
         } catch {
           return error
         }
-        eventSink.yield(.segmented(connections: count))
+        eventSink.yield(.segmented(connections: schedule.connectionsAtWork(of: count)))
         return nil
       })
   }

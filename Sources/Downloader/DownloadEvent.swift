@@ -11,7 +11,9 @@ public enum DownloadEvent: Sendable, Hashable {
   /// The partial file was discarded and the download starts over, and why.
   case restarted(reason: String)
   /// The download goes on over this many connections, each fetching segments of the file (the
-  /// server allows ranges and names the file's length and a strong validator).
+  /// server allows ranges and names the file's length and a strong validator): the connections
+  /// asked for, or fewer when what is left is too small to split that far
+  /// (`DownloadConfiguration.minimumSegmentSize`).
   case segmented(connections: Int)
   /// More than one connection was asked for, but the download goes on over one, and why (the
   /// server ignores ranges, names no length or no strong validator, or encodes the file).

@@ -87,6 +87,13 @@ struct SegmentSchedule: Sendable, Hashable {
     while segments.count(where: { !$0.isDone }) < count, split(owner: nil) != nil {}
   }
 
+  /// How many of `count` connections have a part to fetch once `prepare(connections:)` has split
+  /// what it could: fewer than asked when the unfinished bytes are under twice the minimum
+  /// segment for each (a 2 MB file at the default 1 MiB minimum goes over one), at least one.
+  func connectionsAtWork(of count: Int) -> Int {
+    max(1, min(count, segments.count(where: { !$0.isDone })))
+  }
+
   /// Gives `worker` a segment to fetch: the first unfinished one nobody fetches, else the back
   /// half of the largest one being fetched. Returns its start, or nil when there is nothing left
   /// worth taking (the last bytes are then left to their own connections).

@@ -440,7 +440,8 @@ private final class ProgressPrinter: @unchecked Sendable {
     case .redirected(let url):
       note("redirected to \(url.absoluteString)")
     case .segmented(let connections):
-      note("fetching over \(connections) connections")
+      // One when the file is too small to split (under twice the minimum segment).
+      note("fetching over \(connections) connection\(connections == 1 ? "" : "s")")
     case .singleConnection(let reason):
       note("one connection: \(reason)")
     default:

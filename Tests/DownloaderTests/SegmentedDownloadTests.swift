@@ -120,6 +120,23 @@ struct SegmentedDownloadTests {
     #expect(requests.allSatisfy { $0.header("Accept-Encoding") == "identity" })
   }
 
+  @Test(
+    "Fewer connections than asked when the file cannot be split that far",
+    arguments: [(100_000, 1), (200_000, 2), (1_000_000, 4)])
+  func connectionsAtWork(size: Int, connections: Int) async throws {
+    // Segments of at least 64 KiB: a part is split only while 128 KiB of it are left.
+    let body = Data(sourceBytes.prefix(size))
+    let server = try TestHTTPServer(configuration: quickServer)
+    defer { server.stop() }
+    server.serve(path: "/small", body: body, etag: sourceTag)
+    let events = try await completedSegmented(server, path: "small", expected: body)
+    #expect(events == [.started, .segmented(connections: connections)])
+    // The probe and one request for each other part; a connection that finishes takes half of a
+    // part only while 128 KiB of it are left, which the two smaller files never have.
+    let requests = server.requests(path: "/small").count
+    #expect(size < 256_000 ? requests == connections : requests >= connections)
+  }
+
   @Test("From 2 to 16 connections, each with a part of its own", arguments: [2, 16])
   func connectionCounts(count: Int) async throws {
     let server = try sourceServer()
