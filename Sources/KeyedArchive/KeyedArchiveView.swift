@@ -302,13 +302,16 @@ package struct KeyedArchiveView {
 }
 
 /// Strings that keys spelled like them are read as (`KeyedArchiveView.plainRootDictionary`), so
-/// that reading such a key makes no string; found by length, then compared as bytes.
+/// that reading such a key makes no string; a key is looked up among the one or two of its length,
+/// compared as bytes, rather than hashed (hashing a 35-byte key costs more than that).
 package struct KnownKeys: Sendable {
   /// The strings, in the order that numbers them.
   package let strings: [String]
-  // Each string's UTF-8 bytes, one after another, and where each starts and how long it is.
+  // Each string's UTF-8 bytes, one after another, and where each starts.
   private let bytes: [UInt8]
-  private let spans: [(start: Int, count: Int)]
+  private let starts: [Int]
+  // For each length in UTF-8 bytes, the numbers of the strings of that length.
+  private let byLength: [[Int]]
 
   /// No known keys: every key is read from the bytes.
   package static let none = KnownKeys([])
@@ -316,29 +319,40 @@ package struct KnownKeys: Sendable {
   package init(_ strings: [String]) {
     self.strings = strings
     var bytes: [UInt8] = []
-    var spans: [(start: Int, count: Int)] = []
-    for string in strings {
-      spans.append((bytes.count, string.utf8.count))
+    var starts: [Int] = []
+    var byLength: [[Int]] = []
+    for (index, string) in strings.enumerated() {
+      let length = string.utf8.count
+      if byLength.count <= length {
+        byLength += Array(repeating: [], count: length + 1 - byLength.count)
+      }
+      byLength[length].append(index)
+      starts.append(bytes.count)
       bytes.append(contentsOf: string.utf8)
     }
     self.bytes = bytes
-    self.spans = spans
+    self.starts = starts
+    self.byLength = byLength
   }
 
   /// The number of the string spelled as `key`, if any.
   @inline(__always)
-  func index(of key: UnsafeRawBufferPointer) -> Int? {
-    spans.withUnsafeBufferPointer { spans in
-      bytes.withUnsafeBytes { bytes in
-        for (index, span) in spans.enumerated() where span.count == key.count {
-          if key.isEmpty
-            || memcmp(bytes.baseAddress! + span.start, key.baseAddress!, key.count) == 0
-          {
-            return index
-          }
-        }
-        return nil
+  package func index(of key: UnsafeRawBufferPointer) -> Int? {
+    guard key.count < byLength.count else { return nil }
+    return bytes.withUnsafeBytes { bytes in
+      for index in byLength[key.count]
+      where key.isEmpty
+        || memcmp(bytes.baseAddress! + starts[index], key.baseAddress!, key.count) == 0
+      {
+        return index
       }
+      return nil
     }
+  }
+
+  /// Whether `key` is spelled as one of the strings.
+  package func contains(_ key: String) -> Bool {
+    key.utf8.withContiguousStorageIfAvailable { index(of: UnsafeRawBufferPointer($0)) != nil }
+      ?? strings.contains(key)
   }
 }

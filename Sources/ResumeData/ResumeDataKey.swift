@@ -43,21 +43,6 @@ public enum ResumeDataKey {
   /// `all`, as the table a blob's keys are looked up in.
   static let allKnown = KnownKeys(all)
 
-  // The known keys by length in UTF-8 bytes: a key is looked up among the one or two of its
-  // length, compared whole, rather than hashed (hashing a 35-byte key costs more than that).
-  private static let knownByLength: [Int: [String]] = Dictionary(
-    grouping: known, by: { $0.utf8.count })
-  private static let knownLengths: ClosedRange<Int> =
-    known.map(\.utf8.count).min()!...known.map(\.utf8.count).max()!
-  private static let knownTable: [[String]] = knownLengths.map { knownByLength[$0] ?? [] }
-
   /// Whether `key` is one of `known`, without hashing it.
-  static func isKnown(_ key: String) -> Bool {
-    let length = key.utf8.count
-    guard knownLengths.contains(length) else { return false }
-    for candidate in knownTable[length - knownLengths.lowerBound] where candidate == key {
-      return true
-    }
-    return false
-  }
+  static func isKnown(_ key: String) -> Bool { allKnown.contains(key) }
 }
