@@ -57,8 +57,7 @@ enum DownloadBenchmark {
       Usage(
         wall: min(wall, other.wall), cpu: min(cpu, other.cpu), peakKiB: max(peakKiB, other.peakKiB),
         status: status != 0 ? status : other.status,
-        feederCPU: feederCPU.map { mine in other.feederCPU.map { min(mine, $0) } ?? mine }
-          ?? other.feederCPU)
+        feederCPU: [feederCPU, other.feederCPU].compactMap { $0 }.min())
     }
   }
 
