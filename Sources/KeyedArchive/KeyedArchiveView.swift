@@ -234,27 +234,16 @@ package struct KeyedArchiveView {
     entries: [PropertyListDictionary.Element], mutable: Bool, keysAreKnown: Bool,
     knownAndDistinct: Bool
   )? {
-    let root = rootUID
-    guard root != 0, let classUID = classUID(ofInstance: object(root)) else { return nil }
-    let mutable = mostDerivedClassIs(classUID, "NSMutableDictionary")
-    guard mutable || mostDerivedClassIs(classUID, "NSDictionary") else { return nil }
-    let fields = object(root)
-    guard let keys = table.value(fields, forKey: "NS.keys"), table.isKind(keys, .array),
-      let values = table.value(fields, forKey: "NS.objects"), table.isKind(values, .array),
-      table.count(keys) == table.count(values),
-      // The visits decoding makes (the dictionary, each key, each value) and its depth (one).
-      1 + 2 * table.count(keys) <= limits.maximumVisits, limits.effectiveMaximumDepth >= 1
-    else { return nil }
+    guard let root = plainRootArrays(limits: limits) else { return nil }
     var entries = [PropertyListDictionary.Element]()
-    entries.reserveCapacity(table.count(keys))
+    entries.reserveCapacity(root.count)
     var keysAreKnown = true
     // One bit per known key met, so that a key met twice shows without comparing strings.
     var met: UInt64 = 0
     var distinct = knownKeys.strings.count <= 64
-    for position in 0..<table.count(keys) {
-      guard let keyObject = plainObject(table.element(keys, position)),
-        table.isKind(keyObject, .string),
-        let value = plainValue(table.element(values, position))
+    for position in 0..<root.count {
+      guard let (keyObject, valueObject) = plainRootEntry(root, position),
+        let value = plainValue(valueObject)
       else { return nil }
       let (key, known) = key(keyObject, knownKeys)
       if let known {
@@ -267,7 +256,48 @@ package struct KeyedArchiveView {
       }
       entries.append((key, value))
     }
-    return (entries, mutable, keysAreKnown, keysAreKnown && distinct)
+    return (entries, root.mutable, keysAreKnown, keysAreKnown && distinct)
+  }
+
+  /// The root dictionary `plainRootDictionary` reads, before its entries: its `NS.keys` and
+  /// `NS.objects` arrays (of `count` references each) and whether it is mutable. Nil for any other
+  /// root, or when decoding would fail on the dictionary itself.
+  package func plainRootArrays(limits: KeyedArchiveLimits) -> PlainRootArrays? {
+    let root = rootUID
+    guard root != 0, let classUID = classUID(ofInstance: object(root)) else { return nil }
+    let mutable = mostDerivedClassIs(classUID, "NSMutableDictionary")
+    guard mutable || mostDerivedClassIs(classUID, "NSDictionary") else { return nil }
+    let fields = object(root)
+    guard let keys = table.value(fields, forKey: "NS.keys"), table.isKind(keys, .array),
+      let values = table.value(fields, forKey: "NS.objects"), table.isKind(values, .array),
+      table.count(keys) == table.count(values),
+      // The visits decoding makes (the dictionary, each key, each value) and its depth (one).
+      1 + 2 * table.count(keys) <= limits.maximumVisits, limits.effectiveMaximumDepth >= 1
+    else { return nil }
+    return PlainRootArrays(keys: keys, values: values, count: table.count(keys), mutable: mutable)
+  }
+
+  /// The key and the value of entry `position` of `root`, as the plain objects they name: nil when
+  /// either reference is not a UID other than 0, or the key is not a string (which
+  /// `plainRootDictionary` refuses). The value may be of any kind: `plainRootDictionary` takes
+  /// strings, numbers, booleans and data.
+  package func plainRootEntry(_ root: PlainRootArrays, _ position: Int) -> (key: Int, value: Int)? {
+    guard let key = plainObject(table.element(root.keys, position)),
+      table.isKind(key, .string),
+      let value = plainObject(table.element(root.values, position))
+    else { return nil }
+    return (key, value)
+  }
+
+  /// A root dictionary's arrays of keys and values (`plainRootArrays`).
+  package struct PlainRootArrays {
+    /// The `NS.keys` and `NS.objects` arrays, as objects of the plist.
+    package let keys: Int
+    package let values: Int
+    /// The entries: the count of either array.
+    package let count: Int
+    /// Whether the root is an NSMutableDictionary.
+    package let mutable: Bool
   }
 
   // The object a reference to a plain object names: nil for anything but a UID other than 0.
@@ -286,10 +316,9 @@ package struct KeyedArchiveView {
     return (table.string(object), nil)
   }
 
-  // A reference to a plain string, number, boolean or data object, decoded as the decoder does
+  // A plain string, number, boolean or data object, decoded as the decoder does
   // (a plain string object decodes to an immutable string, plain data to immutable data).
-  private func plainValue(_ reference: Int) -> PropertyListValue? {
-    guard let object = plainObject(reference) else { return nil }
+  private func plainValue(_ object: Int) -> PropertyListValue? {
     switch table.kind(object) {
     case .string: return .string(table.string(object))
     case .integer: return .integer(table.integer(object))

@@ -164,6 +164,33 @@ extension URLRequestArchive {
   }
 }
 
+/// What a diagnosis asks of a request archive that `URLRequestArchive(decoding:limits:)` reads
+/// in place, read without making the request (`URLRequestArchive.inPlaceSummary`).
+package struct InPlaceRequestSummary: Sendable {
+  /// The slot layout.
+  package let layout: URLRequestArchive.Layout
+  /// `InPlaceRequest.httpMethod()`: nil when only the decoded archive can tell.
+  package let httpMethod: String??
+  /// `InPlaceRequest.headerFieldsAreSurelySendable()`.
+  package let headerFieldsAreSurelySendable: Bool
+}
+
+extension URLRequestArchive {
+  /// The layout, method and headers' verdict of the request `init(decoding:limits:)` would read
+  /// in place from `data`, read as that path reads them; nil when it would not read it in place
+  /// (the eager path then decides whether it decodes at all).
+  package static func inPlaceSummary(of data: Data, limits: KeyedArchiveLimits)
+    -> InPlaceRequestSummary?
+  {
+    guard let archive = KeyedArchiveView(data, limits: limits.propertyList),
+      let request = InPlaceRequest(archive)
+    else { return nil }
+    return InPlaceRequestSummary(
+      layout: request.layout, httpMethod: request.httpMethod(),
+      headerFieldsAreSurelySendable: request.headerFieldsAreSurelySendable())
+  }
+}
+
 /// The request object of an archive read in place: `URLRequestArchive(archive:)`'s checks, and its
 /// fields' accessors, read from the bytes.
 struct InPlaceRequest {

@@ -202,22 +202,28 @@ extension ResumeData {
   public static func isSafeBareName(_ name: String) -> Bool {
     // By byte, in place: Foundation's substring search is far slower, and these are single ASCII
     // bytes.
-    return name.withUTF8InPlace { bytes in
-      guard !bytes.isEmpty, !(bytes.count <= 2 && bytes.allSatisfy { $0 == UInt8(ascii: ".") })
-      else { return false }
-      for byte in bytes where byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\") || byte == 0 {
-        return false
-      }
-      return true
+    return name.withUTF8InPlace { isSafeBareName(bytes: UnsafeRawBufferPointer($0)) }
+  }
+
+  /// `isSafeBareName(_:)` of a name's UTF-8 bytes.
+  static func isSafeBareName(bytes: UnsafeRawBufferPointer) -> Bool {
+    guard !bytes.isEmpty, !(bytes.count <= 2 && bytes.allSatisfy { $0 == UInt8(ascii: ".") })
+    else { return false }
+    for byte in bytes where byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\") || byte == 0 {
+      return false
     }
+    return true
   }
 
   /// Whether a URL string's scheme is http or https, in any case.
-  static func isHTTPURL(_ url: String) -> Bool {
+  static func isHTTPURL(_ url: String) -> Bool { isHTTPURL(bytes: url.utf8) }
+
+  /// `isHTTPURL(_:)` of a URL's UTF-8 bytes.
+  static func isHTTPURL(bytes: some Sequence<UInt8>) -> Bool {
     // Byte by byte, building no string: a byte ORed with 0x20 is one of "https" only when it is
     // that letter in either case.
     var position = 0
-    for byte in url.utf8 {
+    for byte in bytes {
       if byte == UInt8(ascii: ":") { return position == 4 || position == 5 }
       guard position < 5, byte | 0x20 == httpsBytes[position] else { return false }
       position += 1

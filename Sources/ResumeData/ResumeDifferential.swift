@@ -30,6 +30,51 @@ public enum ResumeDifferential {
     return nil
   }
 
+  /// Where `ResumeData.healthyKeyedBlob(data, for: target, limits: limits)`, when it recognizes
+  /// the blob, says something the full path does not: nil when it does not recognize it, or when
+  /// decoding reads a `.keyed` blob in a keyed archive of the same info version, without findings
+  /// (for no target, nor for `target`), and a repair for `target` keeps it as its own bytes and
+  /// reports nothing.
+  public static func healthyDifference(
+    _ data: Data, for target: RepairTarget?, limits: KeyedArchiveLimits = .default
+  ) -> String? {
+    guard let healthy = ResumeData.healthyKeyedBlob(data, for: target, limits: limits) else {
+      return nil
+    }
+    guard let blob = try? ResumeData(decoding: data, limits: limits) else {
+      return "recognized as healthy, but does not decode"
+    }
+    if blob.generation != .keyed || blob.container != .keyedArchive {
+      return "recognized as healthy, but decodes as \(blob.generation) in \(blob.container)"
+    }
+    if blob.infoVersion != healthy.infoVersion {
+      return "info version \(String(describing: healthy.infoVersion)), decoded "
+        + String(describing: blob.infoVersion)
+    }
+    if let finding = blob.findings().first ?? blob.findings(for: target).first {
+      return "recognized as healthy, but diagnosed \(finding.code)"
+    }
+    guard let target else { return nil }
+    let repair: RepairResult
+    do {
+      repair = try blob.repaired(for: target)
+    } catch {
+      return "recognized as healthy, but its repair for \(target) fails: \(error)"
+    }
+    if let finding = repair.findings.first {
+      return "recognized as healthy, but its repair for \(target) reports \(finding.code)"
+    }
+    guard let repaired = repair.blob,
+      (try? repaired.encoded(keepingUntouchedBytes: true)) == data
+    else {
+      return "recognized as healthy, but its repair for \(target) changes its bytes"
+    }
+    if let finding = repaired.findings().first {
+      return "recognized as healthy, but its repair for \(target) is diagnosed \(finding.code)"
+    }
+    return nil
+  }
+
   /// The first typed field in which two blobs differ, or nil.
   public static func typedDifference(_ lhs: ResumeData, _ rhs: ResumeData) -> String? {
     for (name, left, right) in [

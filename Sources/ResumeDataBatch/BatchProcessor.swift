@@ -81,6 +81,9 @@ struct BatchProcessor: Sendable {
       }
       file = path
     }
+    if let healthy = healthyKeyed(blob) {
+      return untouched(healthy, blob: blob, record: record, line: line, result: result)
+    }
     let resume: ResumeData
     do {
       resume = try ResumeData(decoding: blob)
@@ -125,9 +128,48 @@ struct BatchProcessor: Sendable {
     }
     let findings = made.findings(temporaryDirectory: settings.temporaryDirectory)
     result.resumable = !findings.contains { $0.severity == .error }
-    var output = BatchResultObject.Output(
+    let output = BatchResultObject.Output(
       generation: made.generation.rawValue, container: made.container.rawValue,
       infoVersion: made.infoVersion, findings: findings)
+    return written(output, bytes: bytes, blob: blob, record: record, line: line, result: result)
+  }
+
+  /// The operation's result when `ResumeData.healthyKeyedBlob` recognizes the blob (so that it is
+  /// not decoded): nil for an operation it does not answer for (a conversion, or a temporary
+  /// directory to look in).
+  private func healthyKeyed(_ blob: Data) -> HealthyKeyedBlob? {
+    guard settings.temporaryDirectory == nil else { return nil }
+    switch settings.operation {
+    case .diagnose: return ResumeData.healthyKeyedBlob(blob, for: nil)
+    case .repair(let target): return ResumeData.healthyKeyedBlob(blob, for: target)
+    case .convert: return nil
+    }
+  }
+
+  /// The result of a healthy keyed blob: what decoding, diagnosing and repairing it would report
+  /// (no findings; repaired, its own bytes).
+  private func untouched(
+    _ healthy: HealthyKeyedBlob, blob: Data, record: BatchRecord,
+    line: UnsafeBufferPointer<UInt8>, result: consuming BatchResultObject
+  ) -> BatchResultObject.Finished {
+    result.generation = ResumeDataGeneration.keyed.rawValue
+    result.container = ResumeDataContainer.keyedArchive.rawValue
+    result.resumable = true
+    guard case .repair = settings.operation else { return result.succeeded() }
+    let output = BatchResultObject.Output(
+      generation: ResumeDataGeneration.keyed.rawValue,
+      container: ResumeDataContainer.keyedArchive.rawValue, infoVersion: healthy.infoVersion,
+      findings: [])
+    return written(output, bytes: blob, blob: blob, record: record, line: line, result: result)
+  }
+
+  /// The result of a record whose blob became `bytes` (`blob` when untouched), described by
+  /// `output`: written back to a "path" record's file with `--in-place`, else into the result.
+  private func written(
+    _ output: consuming BatchResultObject.Output, bytes: Data, blob: Data, record: BatchRecord,
+    line: UnsafeBufferPointer<UInt8>, result: consuming BatchResultObject
+  ) -> BatchResultObject.Finished {
+    var output = output
     if settings.inPlace, case .path(let path) = record.source {
       // An untouched blob is its own bytes: nothing to replace, nothing to back up.
       if bytes != blob {

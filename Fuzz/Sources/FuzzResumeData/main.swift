@@ -114,6 +114,14 @@ enum ResumeDataHarness {
     if let difference = ResumeDifferential.difference(data, limits: limits) {
       fatalError("the resume fast path and the eager path differ: \(difference)")
     }
+    // The one-pass recognition of a healthy keyed blob, for no target and for one that varies
+    // with the input (the targets that read keyed blobs most often: it answers nil for the rest).
+    let targets: [RepairTarget] = [.ios13Later, .linux, .ios12] + RepairTarget.allCases
+    for target in [nil, targets[data.count % targets.count]] {
+      if let difference = ResumeDifferential.healthyDifference(data, for: target, limits: limits) {
+        fatalError("the one-pass healthy reading and the full path differ: \(difference)")
+      }
+    }
   }
 
   /// Repairs, converts and edits a blob decoded from `data`; each result that is produced must read
