@@ -29,7 +29,20 @@ package struct KeyedArchiveView {
   /// fail, when it is not binary, or when it holds anything this view does not read in place.
   package init?(_ data: Data, limits: PropertyListLimits) {
     // The view refuses anything without the `bplist0` header, as format detection does.
-    guard let plist = try? BinaryPropertyListView(validating: data, limits: limits) else {
+    let plist = data.withUnsafeBytes { bytes in
+      BinaryPropertyListView.mayBeBinary(bytes)
+        ? try? BinaryPropertyListView(validatingBytes: bytes, limits: limits) : nil
+    }
+    guard let plist else { return nil }
+    self.init(plist: plist)
+  }
+
+  /// `init(_:limits:)` of bytes in memory the caller keeps while the view is made (an archive
+  /// held as data inside another's view): the view keeps a copy of its own.
+  package init?(bytes: UnsafeRawBufferPointer, limits: PropertyListLimits) {
+    guard BinaryPropertyListView.mayBeBinary(bytes),
+      let plist = try? BinaryPropertyListView(validatingBytes: bytes, limits: limits)
+    else {
       return nil
     }
     self.init(plist: plist)

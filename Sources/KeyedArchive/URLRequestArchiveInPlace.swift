@@ -177,12 +177,12 @@ package struct InPlaceRequestSummary: Sendable {
 
 extension URLRequestArchive {
   /// The layout, method and headers' verdict of the request `init(decoding:limits:)` would read
-  /// in place from `data`, read as that path reads them; nil when it would not read it in place
+  /// in place from `bytes`, read as that path reads them; nil when it would not read it in place
   /// (the eager path then decides whether it decodes at all).
-  package static func inPlaceSummary(of data: Data, limits: KeyedArchiveLimits)
+  package static func inPlaceSummary(of bytes: UnsafeRawBufferPointer, limits: KeyedArchiveLimits)
     -> InPlaceRequestSummary?
   {
-    guard let archive = KeyedArchiveView(data, limits: limits.propertyList),
+    guard let archive = KeyedArchiveView(bytes: bytes, limits: limits.propertyList),
       let request = InPlaceRequest(archive)
     else { return nil }
     return InPlaceRequestSummary(

@@ -192,6 +192,13 @@ public struct BinaryObjects {
     return ValueBuilder.decodeUTF16(UnsafeRawBufferPointer(start: base + start, count: 2 * count))
   }
 
+  /// A data object's bytes, in place (valid while the view lives).
+  @inlinable @inline(__always)
+  public func dataBytes(_ object: Int) -> UnsafeRawBufferPointer {
+    let (count, start) = contents(object)
+    return UnsafeRawBufferPointer(start: base + start, count: count)
+  }
+
   /// A data object's bytes.
   public func data(_ object: Int) -> Data {
     let (count, start) = contents(object)

@@ -36,11 +36,38 @@ package final class BinaryPropertyListView {
   ///   - referenceScan: make the one pass with the scan written in Swift, which the one in C must
   ///     agree with (for comparing the two).
   /// - Throws: the `PropertyListError` `BinaryPropertyListReader.read` throws for these bytes.
-  package init(
+  package convenience init(
     validating data: Data, limits: PropertyListLimits, walkOnly: Bool = false,
     referenceScan: Bool = false
   ) throws {
-    let storage = try Self.copy(data, limits: limits)
+    try self.init(
+      checking: data.withUnsafeBytes { try Self.copy($0, limits: limits) }, limits: limits,
+      walkOnly: walkOnly, referenceScan: referenceScan)
+  }
+
+  /// Whether `bytes` are long enough for a binary plist and start with its header: false says
+  /// `init(validating:limits:)` would throw, found without making its error (a caller that only
+  /// asks whether the bytes are a binary plist, of XML most of the time, saves that).
+  package static func mayBeBinary(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    // Header (8) + at least one one-byte object + trailer (32), as `validate` requires.
+    bytes.count >= 8 + 1 + 32 && BinaryBytes.hasPrefix(bytes, "bplist0")
+  }
+
+  /// `init(validating:limits:)` of bytes in memory the caller keeps (a plist inside another's
+  /// view), copied as a `Data` would be, without making one.
+  package convenience init(
+    validatingBytes bytes: UnsafeRawBufferPointer, limits: PropertyListLimits
+  )
+    throws
+  {
+    try self.init(checking: Self.copy(bytes, limits: limits), limits: limits)
+  }
+
+  // Checks the copy `copy(_:limits:)` made, which the view then owns (or gives back on failure).
+  private init(
+    checking storage: UnsafeMutableRawBufferPointer, limits: PropertyListLimits,
+    walkOnly: Bool = false, referenceScan: Bool = false
+  ) throws {
     do {
       var parser = try BinaryParser<SpanBuilder>(UnsafeRawBufferPointer(storage), limits: limits)
       // One pass in index order accepts what writers produce; the walk from the top decides the
@@ -84,7 +111,7 @@ package final class BinaryPropertyListView {
     // these are met by what the writer writes.
     guard facts.depth <= limits.maximumDepth, facts.visits <= limits.maximumVisitedElements,
       facts.longestValue <= limits.maximumValueLength,
-      let storage = try? Self.copy(data, limits: limits)
+      let storage = try? data.withUnsafeBytes({ try Self.copy($0, limits: limits) })
     else { return nil }
     guard
       let parser = try? BinaryParser<SpanBuilder>(UnsafeRawBufferPointer(storage), limits: limits)
@@ -131,25 +158,23 @@ package final class BinaryPropertyListView {
   /// place: input that is not a binary plist at all (a large XML one, or noise) is then refused
   /// without being copied.
   @inline(__always)
-  private static func copy(_ data: Data, limits: PropertyListLimits) throws
+  private static func copy(_ bytes: UnsafeRawBufferPointer, limits: PropertyListLimits) throws
     -> UnsafeMutableRawBufferPointer
   {
-    guard data.count <= limits.maximumInputSize else {
+    guard bytes.count <= limits.maximumInputSize else {
       throw PropertyListError(
         .limitExceeded,
-        "input of \(data.count) bytes exceeds the limit of \(limits.maximumInputSize)")
+        "input of \(bytes.count) bytes exceeds the limit of \(limits.maximumInputSize)")
     }
-    return try data.withUnsafeBytes { bytes in
-      _ = try BinaryParser<SpanBuilder>.validate(bytes, limits: limits)
-      // A block the thread reuses (see `ReusableBlocks`) rather than `allocate`, which on Linux
-      // takes the slower aligned path.
-      guard let block = ReusableBlocks.take(max(bytes.count, 1)) else {
-        throw PropertyListError(.limitExceeded, "no memory for an input of \(bytes.count) bytes")
-      }
-      let storage = UnsafeMutableRawBufferPointer(start: block, count: bytes.count)
-      storage.copyMemory(from: bytes)
-      return storage
+    _ = try BinaryParser<SpanBuilder>.validate(bytes, limits: limits)
+    // A block the thread reuses (see `ReusableBlocks`) rather than `allocate`, which on Linux
+    // takes the slower aligned path.
+    guard let block = ReusableBlocks.take(max(bytes.count, 1)) else {
+      throw PropertyListError(.limitExceeded, "no memory for an input of \(bytes.count) bytes")
     }
+    let storage = UnsafeMutableRawBufferPointer(start: block, count: bytes.count)
+    storage.copyMemory(from: bytes)
+    return storage
   }
 
   @inline(__always)

@@ -28,6 +28,9 @@ extension ResumeData {
   public static func healthyKeyedBlob(
     _ data: Data, for target: RepairTarget?, limits: KeyedArchiveLimits = .default
   ) -> HealthyKeyedBlob? {
+    // A target that cannot read a keyed blob converts it (`target-cannot-read`): known before
+    // reading a byte.
+    if let target, !target.readable.contains(.keyed) { return nil }
     guard data.count >= tinyBlobSize, !NetworkFrameworkMask.isMasked(data),
       let view = KeyedArchiveView(data, limits: limits.propertyList),
       view.hasEnvelopeKey("$archiver"),
@@ -57,28 +60,27 @@ extension ResumeData {
       guard table.isKind(version, .integer) else { return nil }
       infoVersion = table.integer(version).int64Value.map { Int($0) }
     }
-    // A target that cannot read the blob as it is converts it (`target-cannot-read`).
-    if let target {
-      guard target.readable.contains(.keyed),
-        (target.keyedInfoVersion ?? .max) >= infoVersion ?? 0
-      else { return nil }
-    }
+    // Nor can one that writes an older info version read this one.
+    if let target, (target.keyedInfoVersion ?? .max) < infoVersion ?? 0 { return nil }
     // The requests last: they cost the most. The same bytes archive one request twice when there
     // was no redirect, read once as `refreshRequests` does.
-    let currentBytes = table.data(current)
+    // Read where they lie in the checked blob: no copy to make and free.
+    let currentBytes = table.dataBytes(current)
     guard let currentRequest = healthyRequest(currentBytes),
       currentRequest.httpMethod.map({ $0 == nil || $0 == "GET" || $0!.uppercased() == "GET" })
         == true
     else { return nil }
-    let originalBytes = table.data(original)
-    if originalBytes != currentBytes {
+    let originalBytes = table.dataBytes(original)
+    if originalBytes.count != currentBytes.count
+      || memcmp(originalBytes.baseAddress!, currentBytes.baseAddress!, currentBytes.count) != 0
+    {
       guard healthyRequest(originalBytes) != nil else { return nil }
     }
     return HealthyKeyedBlob(infoVersion: infoVersion)
   }
 
   /// A request archive read in place in the standard layout, with header fields surely sendable.
-  private static func healthyRequest(_ bytes: Data) -> InPlaceRequestSummary? {
+  private static func healthyRequest(_ bytes: UnsafeRawBufferPointer) -> InPlaceRequestSummary? {
     // Under the default limits, as `refreshRequests` decodes each request.
     guard let request = URLRequestArchive.inPlaceSummary(of: bytes, limits: .default),
       request.layout == .standard, request.headerFieldsAreSurelySendable

@@ -131,7 +131,8 @@ struct BatchProcessor: Sendable {
     let output = BatchResultObject.Output(
       generation: made.generation.rawValue, container: made.container.rawValue,
       infoVersion: made.infoVersion, findings: findings)
-    return written(output, bytes: bytes, blob: blob, record: record, line: line, result: result)
+    return written(
+      output, bytes: bytes, untouched: bytes == blob, record: record, line: line, result: result)
   }
 
   /// The operation's result when `ResumeData.healthyKeyedBlob` recognizes the blob (so that it is
@@ -160,19 +161,20 @@ struct BatchProcessor: Sendable {
       generation: ResumeDataGeneration.keyed.rawValue,
       container: ResumeDataContainer.keyedArchive.rawValue, infoVersion: healthy.infoVersion,
       findings: [])
-    return written(output, bytes: blob, blob: blob, record: record, line: line, result: result)
+    return written(output, bytes: blob, untouched: true, record: record, line: line, result: result)
   }
 
-  /// The result of a record whose blob became `bytes` (`blob` when untouched), described by
-  /// `output`: written back to a "path" record's file with `--in-place`, else into the result.
+  /// The result of a record whose blob became `bytes` (`untouched`: the record's own blob),
+  /// described by `output`: written back to a "path" record's file with `--in-place`, else into
+  /// the result.
   private func written(
-    _ output: consuming BatchResultObject.Output, bytes: Data, blob: Data, record: BatchRecord,
-    line: UnsafeBufferPointer<UInt8>, result: consuming BatchResultObject
+    _ output: consuming BatchResultObject.Output, bytes: Data, untouched: Bool,
+    record: BatchRecord, line: UnsafeBufferPointer<UInt8>, result: consuming BatchResultObject
   ) -> BatchResultObject.Finished {
     var output = output
     if settings.inPlace, case .path(let path) = record.source {
       // An untouched blob is its own bytes: nothing to replace, nothing to back up.
-      if bytes != blob {
+      if !untouched {
         do throws(FileAccessError) {
           try FileAccess.replace(path, with: bytes, backup: settings.backup)
         } catch {
@@ -182,7 +184,7 @@ struct BatchProcessor: Sendable {
         }
         output.written = .path(path)
       }
-    } else if case .decoded(_, let text) = record.source, bytes == blob {
+    } else if case .decoded(_, let text) = record.source, untouched {
       // The blob comes out as it came in (a healthy one, typically), and its text in the line is
       // canonical base64: that text is its base64.
       output.blob = .base64(UnsafeBufferPointer(rebasing: line[text]))
