@@ -124,6 +124,45 @@ struct BatchCommandTests {
   ]
 
   @Test(
+    "A healthy keyed blob, answered without being decoded, gets the full path's exact result",
+    arguments: [
+      ([] as [String], "keyed-v4.archive", nil as Int?),
+      (["--target", "ios13+"], "keyed-v4.archive", 4),
+      (["--target", "linux"], "keyed-v5-unknown-key.archive", nil),
+      (["--target", "ios13+"], "hand-off-segments.after.archive", 5),
+    ])
+  func healthyKeyedBlob(_ options: [String], file: String, infoVersion: Int?) throws {
+    let folder = file.hasSuffix(".after.archive") ? "repair" : "resume"
+    let blob = try fixture("\(folder)/\(file)")
+    let target = options.last.flatMap { RepairTarget(rawValue: $0) }
+    // The one pass answers for it (the unknown key's blob excepted: the full path answers).
+    #expect(
+      (ResumeData.healthyKeyedBlob(blob, for: target) != nil)
+        == (file != "keyed-v5-unknown-key.archive"))
+    let (status, result) = run(
+      ["batch"] + options, input: Data((blobRecord("1", blob) + "\n").utf8))
+    #expect(status == .success)
+    let head =
+      "{\"schemaVersion\":1,\"input\":\"-\",\"line\":1,\"id\":1,\"ok\":true,"
+      + "\"generation\":\"keyed\",\"container\":\"keyed-archive\",\"resumable\":true,"
+    let expected: String
+    if options.isEmpty {
+      expected = head + "\"findings\":[],\"output\":null,\"error\":null}\n"
+    } else if file == "keyed-v5-unknown-key.archive" {
+      // Reported in the output's own diagnosis: the full path's answer.
+      #expect(text(result.standardOutput).contains("\"code\":\"unknown-keys\""))
+      return
+    } else {
+      expected =
+        head
+        + "\"findings\":[],\"output\":{\"generation\":\"keyed\",\"container\":\"keyed-archive\","
+        + "\"infoVersion\":\(infoVersion!),\"findings\":[],\"blob\":\"\(blob.base64EncodedString())\","
+        + "\"written\":null},\"error\":null}\n"
+    }
+    #expect(text(result.standardOutput) == expected)
+  }
+
+  @Test(
     "A blob written with JSON escapes gives the same result as the same blob written plainly",
     arguments: ["keyed-v5-response.archive", "v2.xml.plist", "network-framework.blob"])
   func escapedBlob(_ file: String) throws {
