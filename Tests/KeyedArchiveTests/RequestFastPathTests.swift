@@ -195,8 +195,7 @@ let headerFieldVariants: [(String, String)] = [
 struct RequestFastPathTests {
   @Test(
     "Every fixture reads the same on both paths",
-    arguments: fixturesRecursively("archive") + fixturesRecursively("resume")
-      + fixturesRecursively("repair"))
+    arguments: blobAndArchiveFixtures())
   func fixtures(_ file: String) throws {
     let data = try fixture(file)
     #expect(RequestDifferential.difference(data) == nil)

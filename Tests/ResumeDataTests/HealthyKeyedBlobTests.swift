@@ -23,8 +23,7 @@ struct HealthyKeyedBlobTests {
 
   @Test(
     "Every fixture, for every target, is recognized only where the full path agrees",
-    arguments: fixturesRecursively("resume") + fixturesRecursively("repair")
-      + fixturesRecursively("archive"))
+    arguments: blobAndArchiveFixtures())
   func fixtures(_ file: String) throws {
     let bytes = try fixture(file)
     for target in Self.targets {

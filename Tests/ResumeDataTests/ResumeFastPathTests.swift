@@ -9,8 +9,7 @@ import Testing
 struct ResumeFastPathTests {
   @Test(
     "Every fixture reads the same on both paths",
-    arguments: fixturesRecursively("resume") + fixturesRecursively("repair")
-      + fixturesRecursively("archive"))
+    arguments: blobAndArchiveFixtures())
   func fixtures(_ file: String) throws {
     #expect(ResumeDifferential.difference(try fixture(file)) == nil)
   }

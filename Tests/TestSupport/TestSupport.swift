@@ -23,6 +23,12 @@ public func filesInRepository(_ folder: String) -> [String] {
   return ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
 }
 
+/// Every blob and archive fixture (`Fixtures/resume`, `repair` and `archive`, recursively): what
+/// the differential tests of the fast paths run over.
+public func blobAndArchiveFixtures() -> [String] {
+  fixturesRecursively("resume") + fixturesRecursively("repair") + fixturesRecursively("archive")
+}
+
 /// Every file under a folder of `Fixtures/`, recursively, as paths relative to `Fixtures/`
 /// (`resume/truncated/nw-archive.blob`), sorted; empty when the folder is absent.
 public func fixturesRecursively(_ folder: String) -> [String] {
