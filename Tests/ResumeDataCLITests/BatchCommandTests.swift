@@ -163,6 +163,23 @@ struct BatchCommandTests {
   }
 
   @Test(
+    "With --temp-dir a healthy keyed blob takes the full path, which looks for its partial file",
+    arguments: [[], ["--target", "ios13+"]])
+  func healthyKeyedBlobWithTemporaryDirectory(_ options: [String]) throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let blob = try fixture("repair/hand-off-segments.after.archive")
+    #expect(ResumeData.healthyKeyedBlob(blob, for: .ios13Later) != nil)
+    let (status, result) = run(
+      ["batch", "--temp-dir", scratch.url.path] + options,
+      input: Data((blobRecord("1", blob) + "\n").utf8))
+    #expect(status == .success)
+    let output = text(result.standardOutput)
+    #expect(output.contains("\"code\":\"partial-file-missing\""))
+    #expect(output.contains("\"resumable\":false"))
+  }
+
+  @Test(
     "A blob written with JSON escapes gives the same result as the same blob written plainly",
     arguments: ["keyed-v5-response.archive", "v2.xml.plist", "network-framework.blob"])
   func escapedBlob(_ file: String) throws {
