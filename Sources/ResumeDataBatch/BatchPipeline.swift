@@ -36,6 +36,10 @@ public struct BatchOptions: Sendable {
   /// The longest record, or "path" file, accepted (from 1 to `maximumRecordBytesLimit`): a longer
   /// one gets a `too-long` or `unreadable` result without being held in memory.
   public var maximumRecordBytes: Int
+  /// Whether a healthy keyed blob is answered from one pass over its bytes
+  /// (`ResumeData.healthyKeyedBlob`) rather than decoded: the results are the same either way (for
+  /// tests that compare the two).
+  @_spi(Differential) public var answersHealthyKeyedBlobsInOnePass = true
 
   /// Options for `operation`, with every other option at its default unless given.
   public init(

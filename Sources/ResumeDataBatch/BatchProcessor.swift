@@ -137,9 +137,11 @@ struct BatchProcessor: Sendable {
 
   /// The operation's result when `ResumeData.healthyKeyedBlob` recognizes the blob (so that it is
   /// not decoded): nil for an operation it does not answer for (a conversion, or a temporary
-  /// directory to look in).
+  /// directory to look in), and when the options turn the one pass off.
   private func healthyKeyed(_ blob: Data) -> HealthyKeyedBlob? {
-    guard settings.temporaryDirectory == nil else { return nil }
+    guard settings.temporaryDirectory == nil, settings.answersHealthyKeyedBlobsInOnePass else {
+      return nil
+    }
     switch settings.operation {
     case .diagnose: return ResumeData.healthyKeyedBlob(blob, for: nil)
     case .repair(let target): return ResumeData.healthyKeyedBlob(blob, for: target)
