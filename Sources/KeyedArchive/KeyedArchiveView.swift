@@ -28,24 +28,26 @@ package struct KeyedArchiveView {
   /// Checks an archive the way `KeyedArchive(decoding:limits:)` does, or returns nil when it would
   /// fail, when it is not binary, or when it holds anything this view does not read in place.
   package init?(_ data: Data, limits: PropertyListLimits) {
-    // The view refuses anything without the `bplist0` header, as format detection does.
-    let plist = data.withUnsafeBytes { bytes in
-      BinaryPropertyListView.mayBeBinary(bytes)
-        ? try? BinaryPropertyListView(validatingBytes: bytes, limits: limits) : nil
+    guard let plist = data.withUnsafeBytes({ Self.checkedPlist($0, limits: limits) }) else {
+      return nil
     }
-    guard let plist else { return nil }
     self.init(plist: plist)
   }
 
   /// `init(_:limits:)` of bytes in memory the caller keeps while the view is made (an archive
   /// held as data inside another's view): the view keeps a copy of its own.
   package init?(bytes: UnsafeRawBufferPointer, limits: PropertyListLimits) {
-    guard BinaryPropertyListView.mayBeBinary(bytes),
-      let plist = try? BinaryPropertyListView(validatingBytes: bytes, limits: limits)
-    else {
-      return nil
-    }
+    guard let plist = Self.checkedPlist(bytes, limits: limits) else { return nil }
     self.init(plist: plist)
+  }
+
+  // The plist checked, or nil. Anything without the `bplist0` header is refused, as format
+  // detection does, before the view would build its error.
+  private static func checkedPlist(_ bytes: UnsafeRawBufferPointer, limits: PropertyListLimits)
+    -> BinaryPropertyListView?
+  {
+    guard BinaryPropertyListView.mayBeBinary(bytes) else { return nil }
+    return try? BinaryPropertyListView(validatingBytes: bytes, limits: limits)
   }
 
   /// Checks an archive whose plist is checked already, as `init(_:limits:)` does the rest.
@@ -291,15 +293,17 @@ package struct KeyedArchiveView {
   }
 
   /// The key and the value of entry `position` of `root`, as the plain objects they name: nil when
-  /// either reference is not a UID other than 0, or the key is not a string (which
-  /// `plainRootDictionary` refuses). The value may be of any kind: `plainRootDictionary` takes
-  /// strings, numbers, booleans and data.
+  /// either reference is not a UID other than 0, the key is not a string, or the value is not a
+  /// string, number, boolean or data object (what `plainRootDictionary` refuses).
   package func plainRootEntry(_ root: PlainRootArrays, _ position: Int) -> (key: Int, value: Int)? {
     guard let key = plainObject(table.element(root.keys, position)),
       table.isKind(key, .string),
       let value = plainObject(table.element(root.values, position))
     else { return nil }
-    return (key, value)
+    switch table.kind(value) {
+    case .string, .integer, .real, .boolean, .data: return (key, value)
+    default: return nil
+    }
   }
 
   /// A root dictionary's arrays of keys and values (`plainRootArrays`).

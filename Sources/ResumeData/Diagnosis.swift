@@ -97,7 +97,7 @@ extension ResumeData {
             path: ResumeDataKey.downloadURL))
       }
     }
-    if let method = current?.httpMethod, method != "GET", method.uppercased() != "GET" {
+    if let method = current?.httpMethod, !Self.isGET(method) {
       found.append(
         Finding(
           "not-get", .error, "the request's method is \(method): only GET downloads resume",
@@ -214,6 +214,9 @@ extension ResumeData {
     }
     return true
   }
+
+  /// Whether a request's method is GET, in any case: only GET downloads resume.
+  static func isGET(_ method: String) -> Bool { method == "GET" || method.uppercased() == "GET" }
 
   /// Whether a URL string's scheme is http or https, in any case.
   static func isHTTPURL(_ url: String) -> Bool { isHTTPURL(bytes: url.utf8) }

@@ -67,8 +67,7 @@ extension ResumeData {
     // Read where they lie in the checked blob: no copy to make and free.
     let currentBytes = table.dataBytes(current)
     guard let currentRequest = healthyRequest(currentBytes),
-      currentRequest.httpMethod.map({ $0 == nil || $0 == "GET" || $0!.uppercased() == "GET" })
-        == true
+      currentRequest.httpMethod.map({ $0.map(isGET) ?? true }) == true
     else { return nil }
     let originalBytes = table.dataBytes(original)
     if originalBytes.count != currentBytes.count
@@ -111,11 +110,6 @@ private struct HealthyValues {
         let bytes = table.asciiBytes(key), let index = known.index(of: bytes),
         let which = Key(rawValue: index), object(which) == nil
       else { return nil }
-      // Only the kinds `plainRootDictionary` takes: anything else sends the blob the eager way.
-      switch table.kind(value) {
-      case .string, .integer, .real, .boolean, .data: break
-      default: return nil
-      }
       objects[which.rawValue] = value
     }
   }
