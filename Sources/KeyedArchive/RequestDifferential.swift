@@ -7,7 +7,10 @@ import Foundation
 public enum RequestDifferential {
   /// Where the two paths' outcomes differ, or nil when both fail with the same error, or both read
   /// the same typed fields, equal requests and archives, and the same encoding.
+  /// Also checks that the one-pass summary a diagnosis reads (`inPlaceSummary`) says what reading
+  /// the request through its slot table says.
   public static func difference(_ data: Data, limits: KeyedArchiveLimits = .default) -> String? {
+    if let difference = summaryDifference(data, limits: limits) { return difference }
     let fast = Result { try URLRequestArchive(decoding: data, limits: limits) }
     let eager = Result {
       try URLRequestArchive(archive: KeyedArchive(decoding: data, limits: limits))
@@ -16,6 +19,31 @@ public enum RequestDifferential {
       fast, eager, sameError: { $0 as? KeyedArchiveError == $1 as? KeyedArchiveError },
       inPlace: \.isReadInPlace, typedDifference: typedDifference,
       same: { $0 == $1 && $0.archive == $1.archive }, encoded: { try $0.encoded() })
+  }
+
+  /// Where `URLRequestArchive.inPlaceSummary` (one pass over the request object's keys) and
+  /// `inPlaceSummaryThroughSlots` (through `InPlaceRequest`'s slot table) differ, or nil.
+  public static func summaryDifference(_ data: Data, limits: KeyedArchiveLimits = .default)
+    -> String?
+  {
+    data.withUnsafeBytes { bytes in
+      let summary = URLRequestArchive.inPlaceSummary(of: bytes, limits: limits)
+      let reference = URLRequestArchive.inPlaceSummaryThroughSlots(of: bytes, limits: limits)
+      switch (summary, reference) {
+      case (nil, nil): return nil
+      case (let summary?, let reference?):
+        if summary.methodIsSurelyGET != reference.methodIsSurelyGET {
+          return "summary: method surely GET \(summary.methodIsSurelyGET), through slots not"
+        }
+        if summary.headerFieldsAreSurelySendable != reference.headerFieldsAreSurelySendable {
+          return "summary: headers surely sendable \(summary.headerFieldsAreSurelySendable), "
+            + "through slots not"
+        }
+        return nil
+      case (nil, _?): return "summary: none, but read through slots"
+      case (_?, nil): return "summary read, but not through slots"
+      }
+    }
   }
 
   /// The comparison both differentials make: the same error, or values with the same typed

@@ -165,29 +165,42 @@ extension URLRequestArchive {
 }
 
 /// What a diagnosis asks of a request archive that `URLRequestArchive(decoding:limits:)` reads
-/// in place, read without making the request (`URLRequestArchive.inPlaceSummary`).
-package struct InPlaceRequestSummary: Sendable {
-  /// The slot layout.
-  package let layout: URLRequestArchive.Layout
-  /// `InPlaceRequest.httpMethod()`: nil when only the decoded archive can tell.
-  package let httpMethod: String??
+/// in place in the standard layout, read without making the request
+/// (`URLRequestArchive.inPlaceSummary`).
+package struct InPlaceRequestSummary: Sendable, Equatable {
+  /// Whether the method is surely GET or absent: no method slot, or a plain ASCII string that is
+  /// `GET` in any case. False also when only the decoded archive can tell.
+  package let methodIsSurelyGET: Bool
   /// `InPlaceRequest.headerFieldsAreSurelySendable()`.
   package let headerFieldsAreSurelySendable: Bool
 }
 
 extension URLRequestArchive {
-  /// The layout, method and headers' verdict of the request `init(decoding:limits:)` would read
-  /// in place from `bytes`, read as that path reads them; nil when it would not read it in place
-  /// (the eager path then decides whether it decodes at all).
+  /// The method's and headers' verdict of the request `init(decoding:limits:)` would read in place
+  /// from `bytes` in the standard layout, read as that path reads them in one pass over the request
+  /// object's keys (no slot table is made); nil when it would not read it in place, or the layout
+  /// is another (the eager path then decides whether it decodes at all).
   package static func inPlaceSummary(of bytes: UnsafeRawBufferPointer, limits: KeyedArchiveLimits)
     -> InPlaceRequestSummary?
   {
+    guard let archive = KeyedArchiveView(bytes: bytes, limits: limits.propertyList) else {
+      return nil
+    }
+    return InPlaceRequest.standardSummary(archive)
+  }
+
+  /// `inPlaceSummary(of:limits:)` read through `InPlaceRequest` and its slot table, the way the
+  /// typed fields are read: what the one pass must agree with (for the differential tests).
+  @_spi(Differential)
+  public static func inPlaceSummaryThroughSlots(
+    of bytes: UnsafeRawBufferPointer, limits: KeyedArchiveLimits
+  ) -> (methodIsSurelyGET: Bool, headerFieldsAreSurelySendable: Bool)? {
     guard let archive = KeyedArchiveView(bytes: bytes, limits: limits.propertyList),
-      let request = InPlaceRequest(archive)
+      let request = InPlaceRequest(archive), request.layout == .standard
     else { return nil }
-    return InPlaceRequestSummary(
-      layout: request.layout, httpMethod: request.httpMethod(),
-      headerFieldsAreSurelySendable: request.headerFieldsAreSurelySendable())
+    let method = request.httpMethod()
+    let isGET = method.map { $0.map { InPlaceRequest.isGET($0) } ?? true } ?? false
+    return (isGET, request.headerFieldsAreSurelySendable())
   }
 }
 
@@ -428,14 +441,15 @@ struct InPlaceRequest {
 
   /// `headerFields` when `plainHeaderFields` reads them (or there are none); nil otherwise.
   func headerFields() -> [(name: String, value: String)]? {
-    guard let (keys, values) = plainHeaderArrays() else {
-      return slotObject(.headerFields) == nil ? [] : nil
+    let slot = slotObject(.headerFields)
+    guard let (keys, values) = Self.plainHeaderArrays(slot, in: archive) else {
+      return slot == nil ? [] : nil
     }
     var result = [(name: String, value: String)]()
     result.reserveCapacity(plist.count(keys))
     for position in 0..<plist.count(keys) {
-      guard let name = stringObject(plist.element(keys, position)),
-        let value = stringObject(plist.element(values, position))
+      guard let name = Self.stringObject(plist.element(keys, position), in: archive),
+        let value = Self.stringObject(plist.element(values, position), in: archive)
       else { return nil }
       result.append((plist.string(name), plist.string(value)))
     }
@@ -447,24 +461,35 @@ struct InPlaceRequest {
   /// making no string. False when one is not, or may not be (a UTF-16 string, a shape read the
   /// eager way): the strings then tell.
   func headerFieldsAreSurelySendable() -> Bool {
-    guard let (keys, values) = plainHeaderArrays() else {
-      return slotObject(.headerFields) == nil
-    }
-    for position in 0..<plist.count(keys) {
-      guard let name = stringObject(plist.element(keys, position)).flatMap(plist.asciiBytes),
-        let value = stringObject(plist.element(values, position)).flatMap(plist.asciiBytes),
+    Self.headerFieldsAreSurelySendable(slotObject(.headerFields), in: archive)
+  }
+
+  /// `headerFieldsAreSurelySendable()` of the object in the header fields' slot (nil: none).
+  static func headerFieldsAreSurelySendable(_ slot: Int?, in archive: KeyedArchiveView) -> Bool {
+    guard let (keys, values) = plainHeaderArrays(slot, in: archive) else { return slot == nil }
+    let plist = archive.table
+    let (count, keysStart) = plist.contents(keys)
+    let valuesStart = plist.contents(values).start
+    for position in 0..<count {
+      guard
+        let name = stringObject(plist.reference(keysStart, position), in: archive).flatMap(
+          plist.asciiBytes),
+        let value = stringObject(plist.reference(valuesStart, position), in: archive).flatMap(
+          plist.asciiBytes),
         isSendableHeaderField(name: name, value: value)
       else { return false }
     }
     return true
   }
 
-  /// The `NS.keys` and `NS.objects` arrays of the header fields' slot, when it holds what
+  /// The `NS.keys` and `NS.objects` arrays of the header fields' slot object, when it holds what
   /// CFNetwork writes (an NSDictionary or NSMutableDictionary of two arrays of one count, within
   /// the visits decoding allows); nil for anything else, or no slot.
-  private func plainHeaderArrays() -> (keys: Int, values: Int)? {
-    guard let object = slotObject(.headerFields),
-      let classUID = archive.classUID(ofInstance: object),
+  private static func plainHeaderArrays(_ slot: Int?, in archive: KeyedArchiveView) -> (
+    keys: Int, values: Int
+  )? {
+    let plist = archive.table
+    guard let object = slot, let classUID = archive.classUID(ofInstance: object),
       // The class CFNetwork writes first.
       archive.mostDerivedClassIs(classUID, "NSMutableDictionary")
         || archive.mostDerivedClassIs(classUID, "NSDictionary"),
@@ -480,11 +505,110 @@ struct InPlaceRequest {
 
   /// The string object a reference's UID names, or nil when it names anything else.
   @inline(__always)
-  private func stringObject(_ reference: Int) -> Int? {
+  private static func stringObject(_ reference: Int, in archive: KeyedArchiveView) -> Int? {
+    let plist = archive.table
     guard plist.isKind(reference, .uid) else { return nil }
     let uid = plist.uid(reference)
     guard uid != 0, uid < UInt64(archive.count) else { return nil }
     let object = archive.object(uid)
     return plist.isKind(object, .string) ? object : nil
+  }
+
+  /// Whether a string object reads `GET` in any ASCII case (ASCII or UTF-16): what
+  /// `ResumeData.isGET` says of the string, which no other string upper-cases to.
+  static func isGET(_ object: Int, in plist: BinaryObjects) -> Bool {
+    guard let bytes = plist.asciiBytes(object) else { return isGET(plist.string(object)) }
+    return bytes.count == 3 && isGET(UInt16(bytes[0]), UInt16(bytes[1]), UInt16(bytes[2]))
+  }
+
+  /// `isGET` of a method string.
+  static func isGET(_ method: String) -> Bool {
+    var units = method.utf16.makeIterator()
+    guard let first = units.next(), let second = units.next(), let third = units.next(),
+      units.next() == nil
+    else { return false }
+    return isGET(first, second, third)
+  }
+
+  @inline(__always)
+  private static func isGET(_ first: UInt16, _ second: UInt16, _ third: UInt16) -> Bool {
+    // ORing 0x20 maps a letter's two cases to the small one, and no other unit to g, e or t.
+    first | 0x20 == UInt16(UInt8(ascii: "g")) && second | 0x20 == UInt16(UInt8(ascii: "e"))
+      && third | 0x20 == UInt16(UInt8(ascii: "t"))
+  }
+
+  /// `URLRequestArchive.inPlaceSummary`: what `InPlaceRequest(archive)` reads of a request in the
+  /// standard layout, then its method and header fields, in one pass over the request object's
+  /// keys that keeps only the two slots' values (no slot table is made). Nil when
+  /// `InPlaceRequest(archive)` would be, or the layout is not the standard one.
+  static func standardSummary(_ archive: KeyedArchiveView) -> InPlaceRequestSummary? {
+    let table = archive.table
+    let fields = archive.object(archive.rootUID)
+    guard table.isKind(fields, .dictionary) else { return nil }
+    let (fieldCount, start) = table.contents(fields)
+    var classField: Int?
+    var hasProtocolSlot = false
+    var declared: Int?
+    // The value objects of the method's and the header fields' slot keys, when UIDs.
+    var methodValue: Int?
+    var headersValue: Int?
+    let prefix = StandardPrefix()
+    for position in 0..<fieldCount {
+      // As `read` tells keys apart; the `$` prefix's slots, `$3` among them, count only in the
+      // other layout.
+      guard let key = table.asciiBytes(table.reference(start, position)), let first = key.first
+      else { continue }
+      if first == UInt8(ascii: "_") {
+        guard let number = prefix.slotNumber(key) else { continue }
+        if number == 0, key.count == 31 { hasProtocolSlot = true }
+        guard
+          number == URLRequestArchive.Slot.httpMethod.rawValue
+            || number == URLRequestArchive.Slot.headerFields.rawValue
+        else { continue }
+        let value = table.reference(start, fieldCount &+ position)
+        guard table.isKind(value, .uid) else { continue }
+        if number == URLRequestArchive.Slot.httpMethod.rawValue {
+          methodValue = value
+        } else {
+          headersValue = value
+        }
+      } else if first == UInt8(ascii: "$") {
+        if key.count == 2, key[1] == UInt8(ascii: "2") {
+          declared = table.reference(start, fieldCount &+ position)
+        } else if key.count == 6, isClassKey(key) {
+          classField = table.reference(start, fieldCount &+ position)
+        }
+      }
+    }
+    guard let classField, hasProtocolSlot,
+      archive.classChainContains(table.uid(classField), "NSURLRequest")
+    else { return nil }
+    // As `read` counts the slots, and `slotObject` finds a slot's object.
+    var count = 0
+    if let declared, table.isKind(declared, .integer),
+      let value = table.integer(declared).int64Value
+    {
+      count = max(0, min(Int(value), 4096))
+    }
+    func object(_ value: Int?, _ slot: URLRequestArchive.Slot) -> Int? {
+      guard let value, slot.rawValue < count else { return nil }
+      let uid = table.uid(value)
+      return uid == 0 ? nil : archive.object(uid)
+    }
+    // `httpMethod()`: a plain string is read, anything else but an instance is no method.
+    let methodIsSurelyGET: Bool
+    if let method = object(methodValue, .httpMethod) {
+      switch table.kind(method) {
+      case .string: methodIsSurelyGET = isGET(method, in: table)
+      case .dictionary: methodIsSurelyGET = false
+      default: methodIsSurelyGET = true
+      }
+    } else {
+      methodIsSurelyGET = true
+    }
+    return InPlaceRequestSummary(
+      methodIsSurelyGET: methodIsSurelyGET,
+      headerFieldsAreSurelySendable: headerFieldsAreSurelySendable(
+        object(headersValue, .headerFields), in: archive))
   }
 }

@@ -66,8 +66,7 @@ extension ResumeData {
     // was no redirect, read once as `refreshRequests` does.
     // Read where they lie in the checked blob: no copy to make and free.
     let currentBytes = table.dataBytes(current)
-    guard let currentRequest = healthyRequest(currentBytes),
-      currentRequest.httpMethod.map({ $0.map(isGET) ?? true }) == true
+    guard let currentRequest = healthyRequest(currentBytes), currentRequest.methodIsSurelyGET
     else { return nil }
     let originalBytes = table.dataBytes(original)
     if originalBytes.count != currentBytes.count
@@ -82,7 +81,7 @@ extension ResumeData {
   private static func healthyRequest(_ bytes: UnsafeRawBufferPointer) -> InPlaceRequestSummary? {
     // Under the default limits, as `refreshRequests` decodes each request.
     guard let request = URLRequestArchive.inPlaceSummary(of: bytes, limits: .default),
-      request.layout == .standard, request.headerFieldsAreSurelySendable
+      request.headerFieldsAreSurelySendable
     else { return nil }
     return request
   }

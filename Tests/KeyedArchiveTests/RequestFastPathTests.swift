@@ -246,6 +246,24 @@ struct RequestFastPathTests {
         == (URLRequestFields.Header(name, value).problem == nil))
   }
 
+  @Test(
+    "The one-pass summary tells a GET from any other method as reading the slots does",
+    arguments: [
+      ("GET", true), ("get", true), ("gEt", true), ("POST", false), ("GETS", false),
+      ("GE", false), ("ĝet", false), ("G\u{0}T", false), ("", false),
+    ])
+  func summaryMethod(_ method: String, isGET: Bool) throws {
+    var fields = URLRequestFields(url: "https://example.com/file")
+    fields.httpMethod = method
+    let data = try URLRequestArchive(fields).encoded()
+    #expect(RequestDifferential.summaryDifference(data) == nil)
+    let summary = data.withUnsafeBytes {
+      URLRequestArchive.inPlaceSummary(of: $0, limits: .default)
+    }
+    #expect(summary?.methodIsSurelyGET == isGET)
+    #expect(summary?.headerFieldsAreSurelySendable == true)
+  }
+
   @Test("Keys spelled like slot keys read the same on both paths", arguments: slotKeyVariants)
   func slotKeys(_ variant: RequestVariant) throws {
     let data = try variant.bytes()
