@@ -41,13 +41,23 @@ package struct KeyedArchiveView {
     self.init(plist: plist)
   }
 
+  /// `init(bytes:limits:)` without the copy: the view reads `bytes` where they are, so the caller
+  /// must keep them alive and unchanged for as long as the view lives
+  /// (`BinaryPropertyListView(borrowingBytes:limits:)`).
+  package init?(borrowing bytes: UnsafeRawBufferPointer, limits: PropertyListLimits) {
+    guard let plist = Self.checkedPlist(bytes, limits: limits, borrowing: true) else { return nil }
+    self.init(plist: plist)
+  }
+
   // The plist checked, or nil. Anything without the `bplist0` header is refused, as format
   // detection does, before the view would build its error.
-  private static func checkedPlist(_ bytes: UnsafeRawBufferPointer, limits: PropertyListLimits)
-    -> BinaryPropertyListView?
-  {
+  private static func checkedPlist(
+    _ bytes: UnsafeRawBufferPointer, limits: PropertyListLimits, borrowing: Bool = false
+  ) -> BinaryPropertyListView? {
     guard BinaryPropertyListView.mayBeBinary(bytes) else { return nil }
-    return try? BinaryPropertyListView(validatingBytes: bytes, limits: limits)
+    return borrowing
+      ? try? BinaryPropertyListView(borrowingBytes: bytes, limits: limits)
+      : try? BinaryPropertyListView(validatingBytes: bytes, limits: limits)
   }
 
   /// Checks an archive whose plist is checked already, as `init(_:limits:)` does the rest.

@@ -179,11 +179,12 @@ extension URLRequestArchive {
   /// The method's and headers' verdict of the request `init(decoding:limits:)` would read in place
   /// from `bytes` in the standard layout, read as that path reads them in one pass over the request
   /// object's keys (no slot table is made); nil when it would not read it in place, or the layout
-  /// is another (the eager path then decides whether it decodes at all).
+  /// is another (the eager path then decides whether it decodes at all). The bytes are read where
+  /// they are, during the call.
   package static func inPlaceSummary(of bytes: UnsafeRawBufferPointer, limits: KeyedArchiveLimits)
     -> InPlaceRequestSummary?
   {
-    guard let archive = KeyedArchiveView(bytes: bytes, limits: limits.propertyList) else {
+    guard let archive = KeyedArchiveView(borrowing: bytes, limits: limits.propertyList) else {
       return nil
     }
     return InPlaceRequest.standardSummary(archive)
@@ -545,41 +546,21 @@ struct InPlaceRequest {
     let table = archive.table
     let fields = archive.object(archive.rootUID)
     guard table.isKind(fields, .dictionary) else { return nil }
-    let (fieldCount, start) = table.contents(fields)
-    var classField: Int?
-    var hasProtocolSlot = false
-    var declared: Int?
-    // The value objects of the method's and the header fields' slot keys, when UIDs.
-    var methodValue: Int?
-    var headersValue: Int?
-    let prefix = StandardPrefix()
-    for position in 0..<fieldCount {
-      // As `read` tells keys apart; the `$` prefix's slots, `$3` among them, count only in the
-      // other layout.
-      guard let key = table.asciiBytes(table.reference(start, position)), let first = key.first
-      else { continue }
-      if first == UInt8(ascii: "_") {
-        guard let number = prefix.slotNumber(key) else { continue }
-        if number == 0, key.count == 31 { hasProtocolSlot = true }
-        guard
-          number == URLRequestArchive.Slot.httpMethod.rawValue
-            || number == URLRequestArchive.Slot.headerFields.rawValue
-        else { continue }
-        let value = table.reference(start, fieldCount &+ position)
-        guard table.isKind(value, .uid) else { continue }
-        if number == URLRequestArchive.Slot.httpMethod.rawValue {
-          methodValue = value
-        } else {
-          headersValue = value
-        }
-      } else if first == UInt8(ascii: "$") {
-        if key.count == 2, key[1] == UInt8(ascii: "2") {
-          declared = table.reference(start, fieldCount &+ position)
-        } else if key.count == 6, isClassKey(key) {
-          classField = table.reference(start, fieldCount &+ position)
-        }
-      }
-    }
+    // `read`'s pass over the keys keeps, of a standard layout, only what five keys spelled exactly
+    // so say (a slot's number has no leading zero, and a plain dictionary has no key twice): each
+    // looked for where CFNetwork writes it (`$0`, `$1`, `$2`, the slots from 0, their count's
+    // key, then `$class`) before anywhere else. The `$` prefix's slots, `$3` among them, count
+    // only in the other layout.
+    let hasProtocolSlot =
+      table.value(fields, forKey: "__nsurlrequest_proto_prop_obj_0", usuallyAt: 3) != nil
+    let declared = table.value(fields, forKey: "$2", usuallyAt: 2)
+    let classField = table.value(fields, forKey: "$class", usuallyAt: table.count(fields) &- 1)
+    // The two slots' values (`Slot.httpMethod` and `Slot.headerFields`), when UIDs.
+    let methodValue = table.value(fields, forKey: "__nsurlrequest_proto_prop_obj_18", usuallyAt: 21)
+      .flatMap { table.isKind($0, .uid) ? $0 : nil }
+    let headersValue = table.value(
+      fields, forKey: "__nsurlrequest_proto_prop_obj_19", usuallyAt: 22
+    ).flatMap { table.isKind($0, .uid) ? $0 : nil }
     guard let classField, hasProtocolSlot,
       archive.classChainContains(table.uid(classField), "NSURLRequest")
     else { return nil }

@@ -12,8 +12,10 @@ import Synchronization
 /// `objects`, which must only be given such objects (found by following references from
 /// `topObject`), read without checking again. The view reads its own copy of the bytes.
 package final class BinaryPropertyListView {
-  // The copy of the input the parser reads; owned, freed on deinit.
+  // The bytes the parser reads: the view's own copy of the input, given back on deinit, or, for a
+  // view made with `init(borrowingBytes:limits:)`, the caller's.
   private let storage: UnsafeMutableRawBufferPointer
+  private let ownsStorage: Bool
   private let parser: BinaryParser<SpanBuilder>
   /// The top-level object.
   package let topObject: Int
@@ -63,10 +65,23 @@ package final class BinaryPropertyListView {
     try self.init(checking: Self.copy(bytes, limits: limits), limits: limits)
   }
 
-  // Checks the copy `copy(_:limits:)` made, which the view then owns (or gives back on failure).
+  /// `init(validatingBytes:limits:)` without the copy: the view reads `bytes` where they are, so
+  /// the caller must keep them alive and unchanged for as long as the view (and anything read
+  /// from it) lives. For a plist checked and read within one call, such as a request archive
+  /// inside a blob that is only diagnosed.
+  package convenience init(borrowingBytes bytes: UnsafeRawBufferPointer, limits: PropertyListLimits)
+    throws
+  {
+    try Self.checkInput(bytes, limits: limits)
+    try self.init(
+      checking: UnsafeMutableRawBufferPointer(mutating: bytes), limits: limits, owned: false)
+  }
+
+  // Checks the copy `copy(_:limits:)` made, which the view then owns (or gives back on failure),
+  // or, when not `owned`, bytes the caller keeps.
   private init(
     checking storage: UnsafeMutableRawBufferPointer, limits: PropertyListLimits,
-    walkOnly: Bool = false, referenceScan: Bool = false
+    owned: Bool = true, walkOnly: Bool = false, referenceScan: Bool = false
   ) throws {
     do {
       var parser = try BinaryParser<SpanBuilder>(UnsafeRawBufferPointer(storage), limits: limits)
@@ -82,10 +97,11 @@ package final class BinaryPropertyListView {
       topObject = parser.trailer.topObject
       self.parser = parser
     } catch {
-      ReusableBlocks.give(storage.baseAddress!)
+      if owned { ReusableBlocks.give(storage.baseAddress!) }
       throw error
     }
     self.storage = storage
+    ownsStorage = owned
     objects = Self.objects(storage, self.parser)
   }
 
@@ -137,6 +153,7 @@ package final class BinaryPropertyListView {
     topObject = parser.trailer.topObject
     self.parser = parser
     self.storage = storage
+    ownsStorage = true
     objects = Self.objects(storage, self.parser)
     if verifying, _isDebugAssertConfiguration() || Self.checksWrittenViews.load(ordering: .relaxed)
     {
@@ -161,12 +178,7 @@ package final class BinaryPropertyListView {
   private static func copy(_ bytes: UnsafeRawBufferPointer, limits: PropertyListLimits) throws
     -> UnsafeMutableRawBufferPointer
   {
-    guard bytes.count <= limits.maximumInputSize else {
-      throw PropertyListError(
-        .limitExceeded,
-        "input of \(bytes.count) bytes exceeds the limit of \(limits.maximumInputSize)")
-    }
-    _ = try BinaryParser<SpanBuilder>.validate(bytes, limits: limits)
+    try checkInput(bytes, limits: limits)
     // A block the thread reuses (see `ReusableBlocks`) rather than `allocate`, which on Linux
     // takes the slower aligned path.
     guard let block = ReusableBlocks.take(max(bytes.count, 1)) else {
@@ -175,6 +187,19 @@ package final class BinaryPropertyListView {
     let storage = UnsafeMutableRawBufferPointer(start: block, count: bytes.count)
     storage.copyMemory(from: bytes)
     return storage
+  }
+
+  // The input's size and its header and trailer, checked in place, with the reader's errors.
+  @inline(__always)
+  private static func checkInput(_ bytes: UnsafeRawBufferPointer, limits: PropertyListLimits)
+    throws
+  {
+    guard bytes.count <= limits.maximumInputSize else {
+      throw PropertyListError(
+        .limitExceeded,
+        "input of \(bytes.count) bytes exceeds the limit of \(limits.maximumInputSize)")
+    }
+    _ = try BinaryParser<SpanBuilder>.validate(bytes, limits: limits)
   }
 
   @inline(__always)
@@ -188,7 +213,7 @@ package final class BinaryPropertyListView {
   }
 
   deinit {
-    ReusableBlocks.give(storage.baseAddress!)
+    if ownsStorage { ReusableBlocks.give(storage.baseAddress!) }
   }
 
   private var bytes: UnsafeRawBufferPointer { parser.bytes }

@@ -31,8 +31,15 @@ extension ResumeData {
     // A target that cannot read a keyed blob converts it (`target-cannot-read`): known before
     // reading a byte.
     if let target, !target.readable.contains(.keyed) { return nil }
-    guard data.count >= tinyBlobSize, !NetworkFrameworkMask.isMasked(data),
-      let view = KeyedArchiveView(data, limits: limits.propertyList),
+    guard data.count >= tinyBlobSize, !NetworkFrameworkMask.isMasked(data) else { return nil }
+    // The views read the blob's bytes where they are: they live only during this call.
+    return data.withUnsafeBytes { healthyKeyedBlob($0, for: target, limits: limits) }
+  }
+
+  private static func healthyKeyedBlob(
+    _ bytes: UnsafeRawBufferPointer, for target: RepairTarget?, limits: KeyedArchiveLimits
+  ) -> HealthyKeyedBlob? {
+    guard let view = KeyedArchiveView(borrowing: bytes, limits: limits.propertyList),
       view.hasEnvelopeKey("$archiver"),
       let root = view.plainRootArrays(limits: limits),
       let values = HealthyValues(view, root)
