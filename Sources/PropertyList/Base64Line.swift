@@ -72,6 +72,50 @@ extension Base64Groups {
     return ReusableBlocks.data(adopting: memory, count: decodedCount)
   }
 
+  /// `decodeCanonical` of the text before the first `terminator` in `text` (a byte outside the
+  /// alphabet and not `=`, such as the quote that ends a JSON string), found in the same pass as
+  /// the decoding: the bytes, and where the terminator is. Nil when no terminator follows the
+  /// groups and their padding, or the text before it is not canonical (then possibly without
+  /// having looked for the terminator any further).
+  package static func decodeCanonical(
+    _ text: UnsafeRawBufferPointer, upTo terminator: UInt8
+  ) -> (Data, end: Int)? {
+    let count = text.count
+    // Room for the groups of all of `text`, and the one byte more the group loop stores.
+    guard count > 0, let memory = ReusableBlocks.take(count / 4 &* 3 &+ 1) else { return nil }
+    var (read, written) = decodeWholeGroups(text, into: memory)
+    // What stopped the groups: the terminator, or a last group with padding before it.
+    let equals = UInt8(ascii: "=")
+    if read &+ 4 < count, text[read] != terminator, text[read &+ 3] == equals,
+      text[read &+ 4] == terminator
+    {
+      let padding = text[read &+ 2] == equals ? 2 : 1
+      let values = values
+      let sextets = (
+        values[Int(text[read])], values[Int(text[read &+ 1])],
+        padding == 2 ? 0 : values[Int(text[read &+ 2])]
+      )
+      let group = UInt32(sextets.0) << 18 | UInt32(sextets.1) << 12 | UInt32(sextets.2) << 6
+      let dropped: UInt32 = padding == 2 ? 0xFFFF : 0xFF
+      guard sextets.0 | sextets.1 | sextets.2 < 64, group & dropped == 0 else {
+        ReusableBlocks.give(memory)
+        return nil
+      }
+      for index in 0..<(3 &- padding) {
+        memory.storeBytes(
+          of: UInt8(truncatingIfNeeded: group >> (16 &- 8 &* index)),
+          toByteOffset: written &+ index, as: UInt8.self)
+      }
+      read &+= 4
+      written &+= 3 &- padding
+    }
+    guard read > 0, read < count, text[read] == terminator else {
+      ReusableBlocks.give(memory)
+      return nil
+    }
+    return (ReusableBlocks.data(adopting: memory, count: written), read)
+  }
+
   /// The strict decoder, character by character: the reference for `decodeCanonical`, and the
   /// one that finds the first wrong character.
   package static func decodeStrictly(_ text: UnsafeRawBufferPointer) -> Result<Data, DecodingError>

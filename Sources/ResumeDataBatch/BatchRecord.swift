@@ -267,14 +267,12 @@ private struct JSONScanner {
   /// backslash, a control character, a byte above 0x7F), which is then read the long way.
   mutating func canonicalBase64String() -> (Data, Range<Int>)? {
     let start = position + 1
-    guard start < bytes.count, let base = bytes.baseAddress,
-      let quote = memchr(base + start, Int32(UInt8(ascii: "\"")), bytes.count - start)
+    guard start < bytes.count,
+      let (decoded, length) = Base64Groups.decodeCanonical(
+        UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start...]),
+        upTo: UInt8(ascii: "\""))
     else { return nil }
-    let end = UnsafeRawPointer(quote) - UnsafeRawPointer(base)
-    guard
-      let decoded = Base64Groups.decodeCanonical(
-        UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start..<end]))
-    else { return nil }
+    let end = start + length
     position = end + 1
     return (decoded, start..<end)
   }

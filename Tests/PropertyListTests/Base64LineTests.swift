@@ -93,6 +93,34 @@ struct Base64LineTests {
     }
   }
 
+  @Test(
+    "Decoding up to a quote gives what decoding the text before the first quote gives",
+    arguments: ["\"", "=", "-", "\n", "A", "/", "\u{0}"].map { UInt8(ascii: $0) } + [0xC3])
+  func upToQuote(_ replacement: UInt8) {
+    let quote = UInt8(ascii: "\"")
+    for length in 0...40 {
+      let data = Data((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 89 &+ length &* 13) })
+      // The text, its closing quote, and what may follow it in a line (more padding, a quote).
+      let text = [UInt8](data.base64EncodedData()) + [quote] + Array("=\",\"id\":1}".utf8)
+      for position in -1..<text.count {
+        var changed = text
+        if position >= 0 { changed[position] = replacement }
+        let reference: (Data, Int)? = changed.withUnsafeBytes { bytes in
+          guard let end = bytes.firstIndex(of: quote),
+            let decoded = Base64Groups.decodeCanonical(
+              UnsafeRawBufferPointer(rebasing: bytes[..<end]))
+          else { return nil }
+          return (decoded, end)
+        }
+        let merged = changed.withUnsafeBytes { Base64Groups.decodeCanonical($0, upTo: quote) }
+        #expect(
+          merged?.0 == reference?.0,
+          "length \(length), at \(position): \(String(decoding: changed, as: UTF8.self))")
+        #expect(merged?.end == reference?.1, "length \(length), at \(position)")
+      }
+    }
+  }
+
   @Test("Known vectors (RFC 4648, section 10)", arguments: base64Vectors)
   func vectors(plain: String, encoded: String) {
     #expect(Base64Groups.decode(Data(encoded.utf8)) == .success(Data(plain.utf8)))
