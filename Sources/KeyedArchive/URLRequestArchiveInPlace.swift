@@ -546,21 +546,48 @@ struct InPlaceRequest {
     let table = archive.table
     let fields = archive.object(archive.rootUID)
     guard table.isKind(fields, .dictionary) else { return nil }
-    // `read`'s pass over the keys keeps, of a standard layout, only what five keys spelled exactly
-    // so say (a slot's number has no leading zero, and a plain dictionary has no key twice): each
-    // looked for where CFNetwork writes it (`$0`, `$1`, `$2`, the slots from 0, their count's
-    // key, then `$class`) before anywhere else. The `$` prefix's slots, `$3` among them, count
-    // only in the other layout.
-    let hasProtocolSlot =
-      table.value(fields, forKey: "__nsurlrequest_proto_prop_obj_0", usuallyAt: 3) != nil
-    let declared = table.value(fields, forKey: "$2", usuallyAt: 2)
-    let classField = table.value(fields, forKey: "$class", usuallyAt: table.count(fields) &- 1)
-    // The two slots' values (`Slot.httpMethod` and `Slot.headerFields`), when UIDs.
-    let methodValue = table.value(fields, forKey: "__nsurlrequest_proto_prop_obj_18", usuallyAt: 21)
-      .flatMap { table.isKind($0, .uid) ? $0 : nil }
-    let headersValue = table.value(
-      fields, forKey: "__nsurlrequest_proto_prop_obj_19", usuallyAt: 22
-    ).flatMap { table.isKind($0, .uid) ? $0 : nil }
+    // `read`'s pass over the keys keeps, of a standard layout, only what five keys say (each
+    // read as `read` reads it, and a plain dictionary has no key twice), so each is looked for
+    // alone: first where CFNetwork writes it (`$0`, `$1`, `$2`, the slots from 0, their count's
+    // key, then `$class`), then anywhere. The `$` prefix's slots, `$3` among them, count only in
+    // the other layout.
+    let (fieldCount, start) = table.contents(fields)
+    // The value of the key `matches` accepts, looked for at `position` first.
+    @inline(__always) func value(
+      usuallyAt position: Int, _ matches: (UnsafeRawBufferPointer) -> Bool
+    ) -> Int? {
+      @inline(__always) func isMatch(_ position: Int) -> Bool {
+        guard let key = table.asciiBytes(table.reference(start, position)) else { return false }
+        return matches(key)
+      }
+      if position >= 0, position < fieldCount, isMatch(position) {
+        return table.reference(start, fieldCount &+ position)
+      }
+      for other in 0..<fieldCount where other != position && isMatch(other) {
+        return table.reference(start, fieldCount &+ other)
+      }
+      return nil
+    }
+    let prefix = StandardPrefix()
+    @inline(__always) func slot(_ slot: Int) -> (UnsafeRawBufferPointer) -> Bool {
+      { key in prefix.slotNumber(key) == slot }
+    }
+    let hasProtocolSlot = value(usuallyAt: 3, slot(0)) != nil
+    let declared = value(usuallyAt: 2) {
+      $0.count == 2 && $0[0] == UInt8(ascii: "$") && $0[1] == UInt8(ascii: "2")
+    }
+    let classField = value(usuallyAt: fieldCount &- 1) { $0.count == 6 && isClassKey($0) }
+    // The two slots' values, when UIDs.
+    let methodValue = value(
+      usuallyAt: 3 &+ URLRequestArchive.Slot.httpMethod.rawValue,
+      slot(URLRequestArchive.Slot.httpMethod.rawValue)
+    )
+    .flatMap { table.isKind($0, .uid) ? $0 : nil }
+    let headersValue = value(
+      usuallyAt: 3 &+ URLRequestArchive.Slot.headerFields.rawValue,
+      slot(URLRequestArchive.Slot.headerFields.rawValue)
+    )
+    .flatMap { table.isKind($0, .uid) ? $0 : nil }
     guard let classField, hasProtocolSlot,
       archive.classChainContains(table.uid(classField), "NSURLRequest")
     else { return nil }

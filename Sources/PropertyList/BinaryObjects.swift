@@ -137,43 +137,26 @@ public struct BinaryObjects {
   @inlinable @inline(__always)
   public func value(_ dictionary: Int, forKey key: StaticString, fromLast: Bool = false) -> Int? {
     let (count, start) = contents(dictionary)
-    for step in 0..<count {
-      let position = fromLast ? count &- 1 &- step : step
-      if isKey(start, position, key) { return reference(start, count &+ position) }
-    }
-    return nil
-  }
-
-  /// `value(_:forKey:)`, looking first at the entry at `position`, where the writers of the
-  /// dictionary's kind put the key (a plain dictionary has it at most once, so where it is found
-  /// first does not matter).
-  @inlinable @inline(__always)
-  public func value(_ dictionary: Int, forKey key: StaticString, usuallyAt position: Int) -> Int? {
-    let (count, start) = contents(dictionary)
-    if UInt(bitPattern: position) < UInt(bitPattern: count), isKey(start, position, key) {
-      return reference(start, count &+ position)
-    }
-    return value(dictionary, forKey: key)
-  }
-
-  // Whether the key of entry `position` of a dictionary whose references start at `start` is a
-  // string equal to `key`.
-  @inlinable @inline(__always)
-  func isKey(_ start: Int, _ position: Int, _ key: StaticString) -> Bool {
     let length = key.utf8CodeUnitCount
     // An ASCII string under 15 bytes is normally written with its length in its marker, so most
     // keys are told apart by that one byte; any other spelling is compared as `isString` does.
     let marker: UInt8 = length < 15 ? 0x50 | UInt8(length) : 0x5F
-    let keyObject = reference(start, position)
-    let offset = objectOffsets[keyObject]
-    let keyMarker = base.load(fromByteOffset: offset, as: UInt8.self)
-    if keyMarker == marker, length < 15 {
-      return memcmp(base + offset + 1, key.utf8Start, length) == 0
+    for step in 0..<count {
+      let position = fromLast ? count &- 1 &- step : step
+      let keyObject = reference(start, position)
+      let offset = objectOffsets[keyObject]
+      let keyMarker = base.load(fromByteOffset: offset, as: UInt8.self)
+      let found: Bool
+      if keyMarker == marker, length < 15 {
+        found = memcmp(base + offset + 1, key.utf8Start, length) == 0
+      } else if keyMarker == 0x5F || keyMarker >> 4 == 0x6 {
+        found = isString(keyObject, equalTo: key)
+      } else {
+        found = false
+      }
+      if found { return reference(start, count &+ position) }
     }
-    if keyMarker == 0x5F || keyMarker >> 4 == 0x6 {
-      return isString(keyObject, equalTo: key)
-    }
-    return false
+    return nil
   }
 
   /// The bytes of an ASCII string object, or nil for a UTF-16 one.
