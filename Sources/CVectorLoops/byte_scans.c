@@ -2,6 +2,8 @@
 // the tail and other processors a byte at a time. Most text holds none of the bytes looked for,
 // so the scan is most of what writing it costs.
 
+#include <string.h>
+
 #include "CVectorLoops.h"
 
 #if defined(__x86_64__)
@@ -19,6 +21,17 @@ static inline __m128i equal(__m128i bytes, char byte) {
 
 static inline int json_wanted(uint8_t byte) { return byte < 0x20 || byte == '"' || byte == '\\'; }
 
+// Whether a word holds a byte `json_wanted` takes (the tests of "Bit Twiddling Hacks": a byte
+// below n, for n up to 128, and a zero byte, each exact as a yes or no for the whole word).
+static inline int json_wanted_in_word(uint64_t word) {
+  const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  uint64_t quote = word ^ (ones * '"'), backslash = word ^ (ones * '\\');
+  uint64_t below = (word - ones * 0x20) & ~word;
+  uint64_t quotes = (quote - ones) & ~quote;
+  uint64_t backslashes = (backslash - ones) & ~backslash;
+  return ((below | quotes | backslashes) & highs) != 0;
+}
+
 int cvl_json_needs_escapes(const uint8_t *text, size_t count) {
   size_t position = 0;
 #if defined(__x86_64__)
@@ -29,6 +42,22 @@ int cvl_json_needs_escapes(const uint8_t *text, size_t count) {
     if (_mm_movemask_epi8(wanted)) return 1;
   }
 #endif
+  // What is left (most strings of a result line are short): in two words that overlap where it
+  // is shorter than sixteen bytes, or, under eight, in four-byte words made words.
+  size_t rest = count - position;
+  const uint8_t *tail = text + position;
+  if (rest >= 8) {
+    uint64_t first, last;
+    memcpy(&first, tail, 8);
+    memcpy(&last, tail + rest - 8, 8);
+    return json_wanted_in_word(first) || json_wanted_in_word(last);
+  }
+  if (rest >= 4) {
+    uint32_t first, last;
+    memcpy(&first, tail, 4);
+    memcpy(&last, tail + rest - 4, 4);
+    return json_wanted_in_word((uint64_t)first << 32 | last);
+  }
   for (; position < count; position++) {
     if (json_wanted(text[position])) return 1;
   }
