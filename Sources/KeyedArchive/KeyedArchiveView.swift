@@ -13,10 +13,12 @@ package struct KeyedArchiveView {
   package let plist: BinaryPropertyListView
   /// The plist's objects, read in place (valid while `plist` lives, which this view keeps).
   package let table: BinaryObjects
-  // The `$objects` array and `$top` dictionary, as objects of the plist.
+  // The envelope and its `$top` dictionary, as objects of the plist.
   private let envelope: Int
-  private let objectsArray: Int
   private let top: Int
+  // Where the `$objects` array's references start (`BinaryObjects.contents`), read once: every
+  // UID read goes through them.
+  private let objectsStart: Int
   /// The `$top` dictionary, as an object of the plist.
   package var topDictionary: Int { top }
   /// The number of objects in `$objects`.
@@ -125,7 +127,7 @@ package struct KeyedArchiveView {
     self.plist = plist
     self.table = table
     self.envelope = envelope
-    objectsArray = objects
+    objectsStart = table.contents(objects).start
     self.top = top
     self.count = count
   }
@@ -175,7 +177,7 @@ package struct KeyedArchiveView {
   /// The plist object a UID names; `uid` must be below `count`.
   @inline(__always)
   package func object(_ uid: UInt64) -> Int {
-    table.element(objectsArray, Int(uid))
+    table.reference(objectsStart, Int(uid))
   }
 
   /// `KeyedArchive.isNull`.

@@ -505,6 +505,30 @@ struct BlobForm: Equatable {
     skipSpaces()
     guard position < line.count, line[position] == UInt8(ascii: "\"") else { return nil }
     position += 1
+    if line.count - position >= 16 {
+      // Sixteen bytes in two loads, cut at the first quote among them (the lowest byte the
+      // zero-byte test of "Bit Twiddling Hacks" flags is exactly the first zero).
+      let words = (
+        base.loadUnaligned(fromByteOffset: position, as: UInt64.self),
+        base.loadUnaligned(fromByteOffset: position + 8, as: UInt64.self)
+      )
+      func quoteBytes(_ word: UInt64) -> Int {
+        let quotes = UInt64(littleEndian: word) ^ 0x2222_2222_2222_2222
+        let flags = (quotes &- 0x0101_0101_0101_0101) & ~quotes & 0x8080_8080_8080_8080
+        return flags == 0 ? 8 : flags.trailingZeroBitCount / 8
+      }
+      let first = quoteBytes(words.0)
+      count = first < 8 ? first : 8 + quoteBytes(words.1)
+      // The first `bytes` bytes of a word, kept where they lie in memory, as the loop below
+      // stores them.
+      func low(_ word: UInt64, _ bytes: Int) -> UInt64 {
+        let value = UInt64(littleEndian: word)
+        let kept = bytes >= 8 ? value : bytes <= 0 ? 0 : value & ((1 << (8 * UInt64(bytes))) - 1)
+        return UInt64(littleEndian: kept)
+      }
+      head = (low(words.0, count), low(words.1, count - 8))
+      return
+    }
     withUnsafeMutableBytes(of: &head) { head in
       while count < 16, position < line.count, line[position] != UInt8(ascii: "\"") {
         head[count] = line[position]

@@ -46,6 +46,30 @@ struct GroupedWindowTests {
     #expect((firstForm == secondForm) == same)
   }
 
+  @Test("A blob's form is the same read in words (16 bytes or more left) or a byte at a time")
+  func wordsAndBytes() throws {
+    let alphabet = Array("YnBsaXN0MDDUAQIDBAUGxyz+/=".utf8)
+    var forms: [[UInt8]: BlobForm] = [:]
+    for length in 0...20 {
+      let text = Array(alphabet.prefix(length))
+      // The string's end near the line's end (read a byte at a time), and far from it.
+      let near = try #require(
+        Self.form("{\"blob\":\"" + String(decoding: text, as: UTF8.self) + "\"}"))
+      let far = try #require(
+        Self.form(
+          "{\"blob\":\"" + String(decoding: text, as: UTF8.self) + "\",\"id\":\"0123456789abcdef\"}"
+        ))
+      #expect(near == far, "\(length) characters")
+      forms[Array(text.prefix(16))] = far
+    }
+    // Different first sixteen characters, different forms.
+    #expect(Set(forms.keys).count == 17)
+    let distinct = forms.values.enumerated().allSatisfy { index, form in
+      forms.values.enumerated().allSatisfy { $0.offset == index || $0.element != form }
+    }
+    #expect(distinct)
+  }
+
   @Test("The order groups lines by form, first seen first, each form's lines in line order")
   func order() {
     let keyed = "{\"blob\":\"YnBsaXN0MDDUAQIDBAUG\"}"
