@@ -13,8 +13,7 @@ package struct KeyedArchiveView {
   package let plist: BinaryPropertyListView
   /// The plist's objects, read in place (valid while `plist` lives, which this view keeps).
   package let table: BinaryObjects
-  // The envelope and its `$top` dictionary, as objects of the plist.
-  private let envelope: Int
+  // The `$top` dictionary, as an object of the plist.
   private let top: Int
   // Where the `$objects` array's references start (`BinaryObjects.contents`), read once: every
   // UID read goes through them.
@@ -26,6 +25,8 @@ package struct KeyedArchiveView {
   private let rootName: RootName
   /// `KeyedArchive.rootUID`.
   package let rootUID: UInt64
+  /// Whether the envelope has an `$archiver` key (a string: the initializer checked it).
+  package let hasArchiver: Bool
 
   /// Checks an archive the way `KeyedArchive(decoding:limits:)` does, or returns nil when it would
   /// fail, when it is not binary, or when it holds anything this view does not read in place.
@@ -72,9 +73,8 @@ package struct KeyedArchiveView {
       let objects = table.value(envelope, forKey: "$objects"), table.isKind(objects, .array)
     else { return nil }
     let count = table.count(objects)
-    if let archiver = table.value(envelope, forKey: "$archiver"), !table.isKind(archiver, .string) {
-      return nil
-    }
+    let archiver = table.value(envelope, forKey: "$archiver")
+    if let archiver, !table.isKind(archiver, .string) { return nil }
     if let version = table.value(envelope, forKey: "$version"),
       !table.isKind(version, .integer) || table.integer(version).int64Value == nil
     {
@@ -126,7 +126,7 @@ package struct KeyedArchiveView {
     guard classesAreValid else { return nil }
     self.plist = plist
     self.table = table
-    self.envelope = envelope
+    hasArchiver = archiver != nil
     objectsStart = table.contents(objects).start
     self.top = top
     self.count = count
@@ -165,11 +165,6 @@ package struct KeyedArchiveView {
   /// Which key of `$top` names the root, as `KeyedArchive.rootKey` picks it.
   private enum RootName {
     case root, rootObjectKey, firstKey
-  }
-
-  /// Whether the top-level dictionary has a key.
-  package func hasEnvelopeKey(_ key: StaticString) -> Bool {
-    table.value(envelope, forKey: key) != nil
   }
 
   // MARK: Objects

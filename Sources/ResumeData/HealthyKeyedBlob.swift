@@ -40,7 +40,7 @@ extension ResumeData {
     _ bytes: UnsafeRawBufferPointer, for target: RepairTarget?, limits: KeyedArchiveLimits
   ) -> HealthyKeyedBlob? {
     guard let view = KeyedArchiveView(borrowing: bytes, limits: limits.propertyList),
-      view.hasEnvelopeKey("$archiver"),
+      view.hasArchiver,
       let root = view.plainRootArrays(limits: limits),
       let values = HealthyValues(view, root)
     else { return nil }

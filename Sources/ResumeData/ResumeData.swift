@@ -178,7 +178,7 @@ public struct ResumeData: Sendable, Hashable {
   private static func inPlaceParts(_ data: Data, limits: KeyedArchiveLimits) -> InPlaceParts? {
     guard !NetworkFrameworkMask.isMasked(data),
       let view = KeyedArchiveView(data, limits: limits.propertyList),
-      view.hasEnvelopeKey("$archiver"),
+      view.hasArchiver,
       let root = view.plainRootDictionary(limits: limits, knownKeys: ResumeDataKey.allKnown),
       // A key twice (nothing CFNetwork writes) is left to the eager path.
       let split = Self.splitPlain(root.entries, distinct: root.knownAndDistinct),
