@@ -155,10 +155,11 @@ static inline void record(int64_t *spans, int64_t *sizes, int64_t index, int64_t
 }
 
 // The Swift scan's `checkKeys`: every key a string; `plain` cleared by a UTF-16 key or a key
-// there twice.
-static int check_keys(const cvl_bplist_scan *scan, int64_t count, int64_t start, int *plain) {
+// there twice. `size` is the file's reference size, given as a constant where it is 1.
+static inline __attribute__((always_inline)) int check_keys_sized(const cvl_bplist_scan *scan,
+                                                                  int64_t count, int64_t start,
+                                                                  int *plain, int64_t size) {
   const uint8_t *base = scan->bytes;
-  const int64_t size = scan->reference_size;
   uint64_t *prints = scan->scratch;
   // One bit per fingerprint's top 8 bits: keys are compared only on a shared bit.
   uint64_t seen[4] = {0, 0, 0, 0};
@@ -193,6 +194,12 @@ static int check_keys(const cvl_bplist_scan *scan, int64_t count, int64_t start,
     }
   }
   return 1;
+}
+
+static int check_keys(const cvl_bplist_scan *scan, int64_t count, int64_t start, int *plain) {
+  // Files of up to 256 objects (an archive's) have one-byte references: their loop of its own.
+  if (scan->reference_size == 1) return check_keys_sized(scan, count, start, plain, 1);
+  return check_keys_sized(scan, count, start, plain, scan->reference_size);
 }
 
 int cvl_bplist_scan_objects(const cvl_bplist_scan *scan, cvl_bplist_scan_result *result) {
