@@ -202,6 +202,67 @@ static int check_keys(const cvl_bplist_scan *scan, int64_t count, int64_t start,
   return check_keys_sized(scan, count, start, plain, scan->reference_size);
 }
 
+// The objects of the kinds archives rarely hold (everything but ASCII strings, UIDs and
+// containers), out of the main loop so that its own values stay in registers: 0 where the scan
+// refuses the object.
+static __attribute__((noinline)) int scan_rare_object(const cvl_bplist_scan *scan, int64_t index,
+                                                      int64_t offset, uint8_t marker) {
+  const uint8_t *base = scan->bytes;
+  const int64_t end = scan->object_area_end;
+  int64_t count, start;
+  switch (marker >> 4) {
+  case 0x0:
+    return marker == 0x08 || marker == 0x09;
+  case 0x1:
+    if (marker <= 0x13) return fits(end, offset + 1, (int64_t)1 << (marker & 0x0F));
+    // Sixteen bytes must hold a 64-bit value: a zero high half, or all ones over a negative low
+    // half.
+    if (marker != 0x14 || !fits(end, offset + 1, 16)) return 0;
+    {
+      uint64_t high = 0, low = 0;
+      for (int byte = 0; byte < 8; byte++) {
+        high = high << 8 | base[offset + 1 + byte];
+        low = low << 8 | base[offset + 9 + byte];
+      }
+      return high == 0 || (high == UINT64_MAX && low >= (uint64_t)1 << 63);
+    }
+  case 0x2:
+    if (marker == 0x22) return fits(end, offset + 1, 4);
+    if (marker == 0x23) return fits(end, offset + 1, 8);
+    return 0;
+  case 0x3:
+    return marker == 0x33 && fits(end, offset + 1, 8);
+  case 0x4:
+    if (!content_count(base, end, offset, marker, &count, &start)) return 0;
+    if (count > scan->maximum_length || !fits(end, start, count)) return 0;
+    record(scan->spans, scan->sizes, index, start, count);
+    return 1;
+  case 0x6: {
+    if (!content_count(base, end, offset, marker, &count, &start)) return 0;
+    int64_t byte_count;
+    if (__builtin_mul_overflow(count, (int64_t)2, &byte_count)) return 0;
+    if (byte_count > scan->maximum_length || !fits(end, start, byte_count)) return 0;
+    if (!utf16_pairs(base + start, count)) return 0;
+    scan->scratch[index] = UTF16_STRING;
+    record(scan->spans, scan->sizes, index, start, count);
+    return 1;
+  }
+  default:
+    return 0;
+  }
+}
+
+// A UID of more than one byte (legal, but not what archivers write for their first 256
+// objects): its value, or -1 where the scan refuses it (longer UIDs are legal but never written;
+// the walk checks them).
+static __attribute__((noinline)) int64_t wide_uid(const uint8_t *base, int64_t end, int64_t offset,
+                                                  uint8_t marker) {
+  int64_t size = (marker & 0x0F) + 1;
+  if (size > 8 || !fits(end, offset + 1, size)) return -1;
+  uint64_t uid = read_sized(base + offset + 1, size);
+  return uid > UINT32_MAX ? -1 : (int64_t)uid;
+}
+
 int cvl_bplist_scan_objects(const cvl_bplist_scan *scan, cvl_bplist_scan_result *result) {
   const uint8_t *base = scan->bytes;
   const int64_t end = scan->object_area_end;
@@ -239,16 +300,14 @@ int cvl_bplist_scan_objects(const cvl_bplist_scan *scan, cvl_bplist_scan_result 
       continue;
     }
     if (kind == 0x8) {
-      // Longer UIDs are legal but never written; the walk checks them.
       uint64_t uid;
       if (marker == 0x80) {
         if (offset + 1 >= end) return 0;
         uid = base[offset + 1];
       } else {
-        int64_t size = (marker & 0x0F) + 1;
-        if (size > 8 || !fits(end, offset + 1, size)) return 0;
-        uid = read_sized(base + offset + 1, size);
-        if (uid > UINT32_MAX) return 0;
+        const int64_t wide = wide_uid(base, end, offset, marker);
+        if (wide < 0) return 0;
+        uid = (uint64_t)wide;
       }
       // UIDs are never negative: the largest of 0 and them is the largest of them.
       maximum_uid = uid > maximum_uid ? uid : maximum_uid;
@@ -299,55 +358,7 @@ int cvl_bplist_scan_objects(const cvl_bplist_scan *scan, cvl_bplist_scan_result 
       }
       continue;
     }
-    switch (kind) {
-    case 0x0:
-      if (marker != 0x08 && marker != 0x09) return 0;
-      break;
-    case 0x1:
-      if (marker <= 0x13) {
-        if (!fits(end, offset + 1, (int64_t)1 << (marker & 0x0F))) return 0;
-      } else {
-        // Sixteen bytes must hold a 64-bit value: a zero high half, or all ones over a negative
-        // low half.
-        if (marker != 0x14 || !fits(end, offset + 1, 16)) return 0;
-        uint64_t high = 0, low = 0;
-        for (int byte = 0; byte < 8; byte++) {
-          high = high << 8 | base[offset + 1 + byte];
-          low = low << 8 | base[offset + 9 + byte];
-        }
-        if (high != 0 && !(high == UINT64_MAX && low >= (uint64_t)1 << 63)) return 0;
-      }
-      break;
-    case 0x2:
-      if (marker == 0x22) {
-        if (!fits(end, offset + 1, 4)) return 0;
-      } else if (marker == 0x23) {
-        if (!fits(end, offset + 1, 8)) return 0;
-      } else {
-        return 0;
-      }
-      break;
-    case 0x3:
-      if (marker != 0x33 || !fits(end, offset + 1, 8)) return 0;
-      break;
-    case 0x4:
-      if (!content_count(base, end, offset, marker, &count, &start)) return 0;
-      if (count > maximum_length || !fits(end, start, count)) return 0;
-      record(spans, sizes, index, start, count);
-      break;
-    case 0x6: {
-      if (!content_count(base, end, offset, marker, &count, &start)) return 0;
-      int64_t byte_count;
-      if (__builtin_mul_overflow(count, (int64_t)2, &byte_count)) return 0;
-      if (byte_count > maximum_length || !fits(end, start, byte_count)) return 0;
-      if (!utf16_pairs(base + start, count)) return 0;
-      prints[index] = UTF16_STRING;
-      record(spans, sizes, index, start, count);
-      break;
-    }
-    default:
-      return 0;
-    }
+    if (!scan_rare_object(scan, index, offset, marker)) return 0;
   }
   // Keys once every string is known: a dictionary may come before its keys.
   for (int64_t dictionary = last_dictionary; dictionary >= 0;
