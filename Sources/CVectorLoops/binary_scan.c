@@ -278,8 +278,9 @@ int cvl_bplist_scan_objects(const cvl_bplist_scan *scan, cvl_bplist_scan_result 
   memset(prints, 0, (size_t)object_count * sizeof(uint64_t));
   int64_t last_dictionary = -1;
   int plain = 1;
-  int has_uid = 0;
-  uint64_t maximum_uid = 0;
+  // The largest UID + 1, or 0 when there is none (one value, where two would take a register
+  // more in the loop).
+  uint64_t uid_bound = 0;
   // One visit for the top, one per reference; wrapping as the Swift scan's `&+=`.
   uint64_t visits = 1;
 
@@ -309,9 +310,8 @@ int cvl_bplist_scan_objects(const cvl_bplist_scan *scan, cvl_bplist_scan_result 
         if (wide < 0) return 0;
         uid = (uint64_t)wide;
       }
-      // UIDs are never negative: the largest of 0 and them is the largest of them.
-      maximum_uid = uid > maximum_uid ? uid : maximum_uid;
-      has_uid = 1;
+      // At most 2^32 - 1 (wider ones are refused): the bound does not wrap.
+      uid_bound = uid + 1 > uid_bound ? uid + 1 : uid_bound;
       continue;
     }
     if (containers >> kind & 1) {
@@ -367,7 +367,7 @@ int cvl_bplist_scan_objects(const cvl_bplist_scan *scan, cvl_bplist_scan_result 
       return 0;
   }
   result->plain = plain;
-  result->has_uid = has_uid;
-  result->maximum_uid = maximum_uid;
+  result->has_uid = uid_bound > 0;
+  result->maximum_uid = uid_bound > 0 ? uid_bound - 1 : 0;
   return 1;
 }

@@ -296,16 +296,18 @@ package struct KeyedArchiveView {
       // The visits decoding makes (the dictionary, each key, each value) and its depth (one).
       1 + 2 * table.count(keys) <= limits.maximumVisits, limits.effectiveMaximumDepth >= 1
     else { return nil }
-    return PlainRootArrays(keys: keys, values: values, count: table.count(keys), mutable: mutable)
+    return PlainRootArrays(
+      keys: keys, values: values, count: table.count(keys), mutable: mutable,
+      keysStart: table.contents(keys).start, valuesStart: table.contents(values).start)
   }
 
   /// The key and the value of entry `position` of `root`, as the plain objects they name: nil when
   /// either reference is not a UID other than 0, the key is not a string, or the value is not a
   /// string, number, boolean or data object (what `plainRootDictionary` refuses).
   package func plainRootEntry(_ root: PlainRootArrays, _ position: Int) -> (key: Int, value: Int)? {
-    guard let key = plainObject(table.element(root.keys, position)),
+    guard let key = plainObject(table.reference(root.keysStart, position)),
       table.isKind(key, .string),
-      let value = plainObject(table.element(root.values, position))
+      let value = plainObject(table.reference(root.valuesStart, position))
     else { return nil }
     switch table.kind(value) {
     case .string, .integer, .real, .boolean, .data: return (key, value)
@@ -322,6 +324,9 @@ package struct KeyedArchiveView {
     package let count: Int
     /// Whether the root is an NSMutableDictionary.
     package let mutable: Bool
+    // Where the two arrays' references start (`BinaryObjects.contents`).
+    let keysStart: Int
+    let valuesStart: Int
   }
 
   // The object a reference to a plain object names: nil for anything but a UID other than 0.
