@@ -53,12 +53,14 @@ struct Base64VectorTests {
     #expect(bytes == data)
   }
 
-  // Each byte value, alphabet or not, at each position of three blocks: the vector check must
-  // take exactly the alphabet, and stop where the scalar loops stop (the group holding the byte),
-  // having written the same bytes.
-  @Test("Every byte value at every position: the vector loops stop and write as the scalar ones")
-  func everyByteAtEveryPosition() {
-    let data = scrambledBytes(72, shift: 3)
+  // Each byte value, alphabet or not, at each position of three blocks, and of seven (a step of
+  // four blocks, one of two and one alone): the vector check must take exactly the alphabet, and
+  // stop where the scalar loops stop (the group holding the byte), having written the same bytes.
+  @Test(
+    "Every byte value at every position: the vector loops stop and write as the scalar ones",
+    arguments: [72, 168])
+  func everyByteAtEveryPosition(_ length: Int) {
+    let data = scrambledBytes(length, shift: 3)
     let text = [UInt8](data.base64EncodedData())
     let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     for value in 0...255 {
