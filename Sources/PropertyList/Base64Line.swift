@@ -74,12 +74,13 @@ extension Base64Groups {
 
   /// `decodeCanonical` of the text before the first `terminator` in `text` (a byte outside the
   /// alphabet and not `=`, such as the quote that ends a JSON string), found in the same pass as
-  /// the decoding: the bytes, and where the terminator is. Nil when no terminator follows the
-  /// groups and their padding, or the text before it is not canonical (then possibly without
-  /// having looked for the terminator any further).
+  /// the decoding: the bytes, in a block of `ReusableBlocks` that is now the caller's to give back,
+  /// and where the terminator is. Nil when no terminator follows the groups and their padding, or
+  /// the text before it is not canonical (then possibly without having looked for the terminator
+  /// any further).
   package static func decodeCanonical(
     _ text: UnsafeRawBufferPointer, upTo terminator: UInt8
-  ) -> (Data, end: Int)? {
+  ) -> (block: UnsafeMutableRawPointer, count: Int, end: Int)? {
     let count = text.count
     // Room for the groups of all of `text`, and the one byte more the group loop stores.
     guard count > 0, let memory = ReusableBlocks.take(count / 4 &* 3 &+ 1) else { return nil }
@@ -113,7 +114,7 @@ extension Base64Groups {
       ReusableBlocks.give(memory)
       return nil
     }
-    return (ReusableBlocks.data(adopting: memory, count: written), read)
+    return (memory, written, read)
   }
 
   /// The strict decoder, character by character: the reference for `decodeCanonical`, and the

@@ -31,15 +31,19 @@ extension ResumeData {
     // A target that cannot read a keyed blob converts it (`target-cannot-read`): known before
     // reading a byte.
     if let target, !target.readable.contains(.keyed) { return nil }
-    guard data.count >= tinyBlobSize, !NetworkFrameworkMask.isMasked(data) else { return nil }
-    // The views read the blob's bytes where they are: they live only during this call.
-    return data.withUnsafeBytes { healthyKeyedBlob($0, for: target, limits: limits) }
+    return data.withUnsafeBytes { healthyKeyedBlob(bytes: $0, for: target, limits: limits) }
   }
 
-  private static func healthyKeyedBlob(
-    _ bytes: UnsafeRawBufferPointer, for target: RepairTarget?, limits: KeyedArchiveLimits
+  /// `healthyKeyedBlob(_:for:limits:)` of a blob's bytes in memory (read where they are, during
+  /// the call): for a pipeline that holds blobs in buffers of its own.
+  public static func healthyKeyedBlob(
+    bytes: UnsafeRawBufferPointer, for target: RepairTarget?,
+    limits: KeyedArchiveLimits = .default
   ) -> HealthyKeyedBlob? {
-    guard let view = KeyedArchiveView(borrowing: bytes, limits: limits.propertyList),
+    if let target, !target.readable.contains(.keyed) { return nil }
+    // The views read the blob's bytes where they are: they live only during this call.
+    guard bytes.count >= tinyBlobSize, !NetworkFrameworkMask.isMasked(bytes: bytes),
+      let view = KeyedArchiveView(borrowing: bytes, limits: limits.propertyList),
       view.hasArchiver,
       let root = view.plainRootArrays(limits: limits),
       let values = HealthyValues(view, root)

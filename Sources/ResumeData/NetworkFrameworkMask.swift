@@ -11,11 +11,14 @@ public enum NetworkFrameworkMask {
   /// Whether the bytes begin like a masked Network.framework blob.
   public static func isMasked(_ bytes: Data) -> Bool {
     // Through the buffer: `starts(with:)` walks a Data with its iterator, a byte at a time.
+    bytes.withUnsafeBytes { isMasked(bytes: $0) }
+  }
+
+  /// `isMasked(_:)` of bytes in memory.
+  public static func isMasked(bytes: UnsafeRawBufferPointer) -> Bool {
     bytes.count >= 8
-      && bytes.withUnsafeBytes { bytes in
-        maskedMagic.withUnsafeBytes { magic in
-          memcmp(bytes.baseAddress!, magic.baseAddress!, 8) == 0
-        }
+      && maskedMagic.withUnsafeBytes { magic in
+        memcmp(bytes.baseAddress!, magic.baseAddress!, 8) == 0
       }
   }
 

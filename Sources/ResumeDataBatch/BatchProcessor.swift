@@ -54,6 +54,10 @@ struct BatchProcessor: Sendable {
   private func process(
     _ record: BatchRecord, line: UnsafeBufferPointer<UInt8>, result: consuming BatchResultObject
   ) -> BatchResultObject.Finished {
+    // A blob read out of the line is looked at where it was decoded, before any `Data` is made.
+    if case .decoded(let decoded, _) = record.source, let healthy = healthyKeyed(decoded.bytes) {
+      return untouched(healthy, blob: nil, record: record, line: line, result: result)
+    }
     let blob: Data
     let file: String
     switch record.source {
@@ -69,7 +73,7 @@ struct BatchProcessor: Sendable {
       }
       file = "blob"
     case .decoded(let decoded, _):
-      blob = decoded
+      blob = decoded.data
       file = "blob"
     case .path(let path):
       // Only regular files: a FIFO or a device named by a record could block the stream forever.
@@ -81,7 +85,9 @@ struct BatchProcessor: Sendable {
       }
       file = path
     }
-    if let healthy = healthyKeyed(blob) {
+    if case .decoded = record.source {
+      // Looked at above.
+    } else if let healthy = blob.withUnsafeBytes({ healthyKeyed($0) }) {
       return untouched(healthy, blob: blob, record: record, line: line, result: result)
     }
     let resume: ResumeData
@@ -138,21 +144,22 @@ struct BatchProcessor: Sendable {
   /// The operation's result when `ResumeData.healthyKeyedBlob` recognizes the blob (so that it is
   /// not decoded): nil for an operation it does not answer for (a conversion, or a temporary
   /// directory to look in), and when the options turn the one pass off.
-  private func healthyKeyed(_ blob: Data) -> HealthyKeyedBlob? {
+  private func healthyKeyed(_ blob: UnsafeRawBufferPointer) -> HealthyKeyedBlob? {
     guard settings.temporaryDirectory == nil, settings.answersHealthyKeyedBlobsInOnePass else {
       return nil
     }
     switch settings.operation {
-    case .diagnose: return ResumeData.healthyKeyedBlob(blob, for: nil)
-    case .repair(let target): return ResumeData.healthyKeyedBlob(blob, for: target)
+    case .diagnose: return ResumeData.healthyKeyedBlob(bytes: blob, for: nil)
+    case .repair(let target): return ResumeData.healthyKeyedBlob(bytes: blob, for: target)
     case .convert: return nil
     }
   }
 
   /// The result of a healthy keyed blob: what decoding, diagnosing and repairing it would report
-  /// (no findings; repaired, its own bytes).
+  /// (no findings; repaired, its own bytes). `blob` is nil for a blob read out of the line, whose
+  /// text is then echoed.
   private func untouched(
-    _ healthy: HealthyKeyedBlob, blob: Data, record: BatchRecord,
+    _ healthy: HealthyKeyedBlob, blob: Data?, record: BatchRecord,
     line: UnsafeBufferPointer<UInt8>, result: consuming BatchResultObject
   ) -> BatchResultObject.Finished {
     result.generation = ResumeDataGeneration.keyed.rawValue
@@ -168,15 +175,15 @@ struct BatchProcessor: Sendable {
 
   /// The result of a record whose blob became `bytes` (`untouched`: the record's own blob),
   /// described by `output`: written back to a "path" record's file with `--in-place`, else into
-  /// the result.
+  /// the result. `bytes` is nil only for an untouched blob read out of the line.
   private func written(
-    _ output: consuming BatchResultObject.Output, bytes: Data, untouched: Bool,
+    _ output: consuming BatchResultObject.Output, bytes: Data?, untouched: Bool,
     record: BatchRecord, line: UnsafeBufferPointer<UInt8>, result: consuming BatchResultObject
   ) -> BatchResultObject.Finished {
     var output = output
     if settings.inPlace, case .path(let path) = record.source {
       // An untouched blob is its own bytes: nothing to replace, nothing to back up.
-      if !untouched {
+      if !untouched, let bytes {
         do throws(FileAccessError) {
           try FileAccess.replace(path, with: bytes, backup: settings.backup)
         } catch {
@@ -190,7 +197,7 @@ struct BatchProcessor: Sendable {
       // The blob comes out as it came in (a healthy one, typically), and its text in the line is
       // canonical base64: that text is its base64.
       output.blob = .base64(UnsafeBufferPointer(rebasing: line[text]))
-    } else {
+    } else if let bytes {
       output.blob = .bytes(bytes)
     }
     result.output = output

@@ -16,7 +16,7 @@ struct BatchRecord {
     case base64(Data, column: Int?)
     /// The blob's bytes, from base64 read straight out of the line (canonical, and so without
     /// escapes), and where that text is in the line.
-    case decoded(Data, text: Range<Int>)
+    case decoded(DecodedBlob, text: Range<Int>)
     /// A file holding the blob.
     case path(String)
   }
@@ -79,6 +79,7 @@ struct BatchRecord {
               throw scanner.failure("\"\(isBlob ? "blob" : "path")\" must be a string")
             }
             if isBlob, let (decoded, text) = scanner.canonicalBase64String() {
+              // The bytes stay in the decoder's block: the one pass reads them there.
               source = .decoded(decoded, text: text)
             } else if isBlob {
               let blob = try scanner.scanString()
@@ -114,6 +115,30 @@ struct BatchRecord {
     }
     self.id = id
     self.source = source
+  }
+}
+
+/// A record's blob decoded from its base64, in the decoder's block (`ReusableBlocks`), which it
+/// gives back when the last reference goes: read in place by the one pass over healthy blobs,
+/// and made a `Data` (sharing the block) only for the full path.
+final class DecodedBlob: @unchecked Sendable {
+  // Never written after `init`: the class only owns the block.
+  private let block: UnsafeMutableRawPointer
+  private let count: Int
+
+  init(adopting block: UnsafeMutableRawPointer, count: Int) {
+    self.block = block
+    self.count = count
+  }
+
+  deinit { ReusableBlocks.give(block) }
+
+  /// The bytes, valid while this object lives.
+  var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: block, count: count) }
+
+  /// The bytes as a `Data`, which keeps this object (and so the block) alive.
+  var data: Data {
+    Data(bytesNoCopy: block, count: count, deallocator: .custom { _, _ in _ = self })
   }
 }
 
@@ -265,16 +290,16 @@ private struct JSONScanner {
   /// The common case in one pass over the string instead of two: no byte of base64 needs an
   /// escape, so the string ends at the first quote, and the decoder refuses everything else (a
   /// backslash, a control character, a byte above 0x7F), which is then read the long way.
-  mutating func canonicalBase64String() -> (Data, Range<Int>)? {
+  mutating func canonicalBase64String() -> (DecodedBlob, Range<Int>)? {
     let start = position + 1
     guard start < bytes.count,
-      let (decoded, length) = Base64Groups.decodeCanonical(
+      let (block, count, length) = Base64Groups.decodeCanonical(
         UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start...]),
         upTo: UInt8(ascii: "\""))
     else { return nil }
     let end = start + length
     position = end + 1
-    return (decoded, start..<end)
+    return (DecodedBlob(adopting: block, count: count), start..<end)
   }
 
   /// Reads a string at the cursor (which is at its opening quote): its bytes with the escapes

@@ -112,7 +112,12 @@ struct Base64LineTests {
           else { return nil }
           return (decoded, end)
         }
-        let merged = changed.withUnsafeBytes { Base64Groups.decodeCanonical($0, upTo: quote) }
+        let merged: (Data, end: Int)? = changed.withUnsafeBytes { bytes in
+          guard let (block, count, end) = Base64Groups.decodeCanonical(bytes, upTo: quote) else {
+            return nil
+          }
+          return (ReusableBlocks.data(adopting: block, count: count), end)
+        }
         #expect(
           merged?.0 == reference?.0,
           "length \(length), at \(position): \(String(decoding: changed, as: UTF8.self))")
