@@ -167,7 +167,7 @@ extension URLRequestArchive {
 /// What a diagnosis asks of a request archive that `URLRequestArchive(decoding:limits:)` reads
 /// in place in the standard layout, read without making the request
 /// (`URLRequestArchive.inPlaceSummary`).
-package struct InPlaceRequestSummary: Sendable, Equatable {
+package struct InPlaceRequestSummary: Sendable {
   /// Whether the method is surely GET or absent: no method slot, or a plain ASCII string that is
   /// `GET` in any case. False also when only the decoded archive can tell.
   package let methodIsSurelyGET: Bool
@@ -177,10 +177,10 @@ package struct InPlaceRequestSummary: Sendable, Equatable {
 
 extension URLRequestArchive {
   /// The method's and headers' verdict of the request `init(decoding:limits:)` would read in place
-  /// from `bytes` in the standard layout, read as that path reads them in one pass over the request
-  /// object's keys (no slot table is made); nil when it would not read it in place, or the layout
-  /// is another (the eager path then decides whether it decodes at all). The bytes are read where
-  /// they are, during the call.
+  /// from `bytes` in the standard layout, read as that path reads them, from the five keys of the
+  /// request object that tell (no slot table is made); nil when it would not read it in place, or
+  /// the layout is another (the eager path then decides whether it decodes at all). The bytes are
+  /// read where they are, during the call.
   package static func inPlaceSummary(of bytes: UnsafeRawBufferPointer, limits: KeyedArchiveLimits)
     -> InPlaceRequestSummary?
   {
@@ -515,8 +515,9 @@ struct InPlaceRequest {
     return plist.isKind(object, .string) ? object : nil
   }
 
-  /// Whether a string object reads `GET` in any ASCII case (ASCII or UTF-16): what
-  /// `ResumeData.isGET` says of the string, which no other string upper-cases to.
+  /// Whether a string object reads `GET` in any ASCII case (ASCII or UTF-16): `ResumeData.isGET`'s
+  /// rule (a method that upper-cases to `GET`), told on the bytes, since only the letters g, e and
+  /// t, in either case, upper-case to G, E and T.
   static func isGET(_ object: Int, in plist: BinaryObjects) -> Bool {
     guard let bytes = plist.asciiBytes(object) else { return isGET(plist.string(object)) }
     return bytes.count == 3 && isGET(UInt16(bytes[0]), UInt16(bytes[1]), UInt16(bytes[2]))
@@ -539,9 +540,9 @@ struct InPlaceRequest {
   }
 
   /// `URLRequestArchive.inPlaceSummary`: what `InPlaceRequest(archive)` reads of a request in the
-  /// standard layout, then its method and header fields, in one pass over the request object's
-  /// keys that keeps only the two slots' values (no slot table is made). Nil when
-  /// `InPlaceRequest(archive)` would be, or the layout is not the standard one.
+  /// standard layout, then its method and header fields, from the five keys of the request object
+  /// that tell (no slot table is made). Nil when `InPlaceRequest(archive)` would be, or the layout
+  /// is not the standard one.
   static func standardSummary(_ archive: KeyedArchiveView) -> InPlaceRequestSummary? {
     let table = archive.table
     let fields = archive.object(archive.rootUID)

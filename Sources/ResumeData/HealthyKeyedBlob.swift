@@ -28,10 +28,7 @@ extension ResumeData {
   public static func healthyKeyedBlob(
     _ data: Data, for target: RepairTarget?, limits: KeyedArchiveLimits = .default
   ) -> HealthyKeyedBlob? {
-    // A target that cannot read a keyed blob converts it (`target-cannot-read`): known before
-    // reading a byte.
-    if let target, !target.readable.contains(.keyed) { return nil }
-    return data.withUnsafeBytes { healthyKeyedBlob(bytes: $0, for: target, limits: limits) }
+    data.withUnsafeBytes { healthyKeyedBlob(bytes: $0, for: target, limits: limits) }
   }
 
   /// `healthyKeyedBlob(_:for:limits:)` of a blob's bytes in memory (read where they are, during
@@ -40,6 +37,8 @@ extension ResumeData {
     bytes: UnsafeRawBufferPointer, for target: RepairTarget?,
     limits: KeyedArchiveLimits = .default
   ) -> HealthyKeyedBlob? {
+    // A target that cannot read a keyed blob converts it (`target-cannot-read`): known before
+    // reading a byte.
     if let target, !target.readable.contains(.keyed) { return nil }
     // The views read the blob's bytes where they are: they live only during this call.
     guard bytes.count >= tinyBlobSize, !NetworkFrameworkMask.isMasked(bytes: bytes),
