@@ -7,8 +7,8 @@ import Foundation
 public enum RequestDifferential {
   /// Where the two paths' outcomes differ, or nil when both fail with the same error, or both read
   /// the same typed fields, equal requests and archives, and the same encoding.
-  /// Also checks that the one-pass summary a diagnosis reads (`inPlaceSummary`) says what reading
-  /// the request through its slot table says.
+  /// Also checks that the summary the healthy-blob check reads (`inPlaceSummary`) says what
+  /// reading the request through its slot table says (`summaryDifference`).
   public static func difference(_ data: Data, limits: KeyedArchiveLimits = .default) -> String? {
     if let difference = summaryDifference(data, limits: limits) { return difference }
     let fast = Result { try URLRequestArchive(decoding: data, limits: limits) }
@@ -21,8 +21,8 @@ public enum RequestDifferential {
       same: { $0 == $1 && $0.archive == $1.archive }, encoded: { try $0.encoded() })
   }
 
-  /// Where `URLRequestArchive.inPlaceSummary` (one pass over the request object's keys) and
-  /// `inPlaceSummaryThroughSlots` (through `InPlaceRequest`'s slot table) differ, or nil.
+  /// Where `URLRequestArchive.inPlaceSummary` (the five keys of the request object that tell)
+  /// and `inPlaceSummaryThroughSlots` (through `InPlaceRequest`'s slot table) differ, or nil.
   public static func summaryDifference(_ data: Data, limits: KeyedArchiveLimits = .default)
     -> String?
   {

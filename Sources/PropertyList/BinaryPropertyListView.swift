@@ -10,7 +10,8 @@ import Synchronization
 /// as the reader's own walk from the top (see `BinaryLinearScan.swift`). Every object reachable
 /// from the top has then been checked, and where its contents lie recorded, so the accessors of
 /// `objects`, which must only be given such objects (found by following references from
-/// `topObject`), read without checking again. The view reads its own copy of the bytes.
+/// `topObject`), read without checking again. The view reads its own copy of the bytes (or, made
+/// with `init(borrowingBytes:limits:)`, the caller's, which must outlive it).
 package final class BinaryPropertyListView {
   // The bytes the parser reads: the view's own copy of the input, given back on deinit, or, for a
   // view made with `init(borrowingBytes:limits:)`, the caller's.

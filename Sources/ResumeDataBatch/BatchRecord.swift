@@ -290,6 +290,10 @@ private struct JSONScanner {
   /// The common case in one pass over the string instead of two: no byte of base64 needs an
   /// escape, so the string ends at the first quote, and the decoder refuses everything else (a
   /// backslash, a control character, a byte above 0x7F), which is then read the long way.
+  ///
+  /// The decoder's block has room for the rest of the line (three quarters of its bytes at most,
+  /// and the record limit bounds the line), not only the string: the string's end is found as it
+  /// is decoded.
   mutating func canonicalBase64String() -> (DecodedBlob, Range<Int>)? {
     let start = position + 1
     guard start < bytes.count,
