@@ -190,6 +190,10 @@ extension URLRequestArchive {
     return InPlaceRequest.standardSummary(archive)
   }
 
+  /// Whether a method is GET in any case: G, E and T in either ASCII case, the only letters that
+  /// upper-case to them (what `method.uppercased() == "GET"` says, found without a new string).
+  package static func isGETMethod(_ method: String) -> Bool { InPlaceRequest.isGET(method) }
+
   /// `inPlaceSummary(of:limits:)` read through `InPlaceRequest` and its slot table, the way the
   /// typed fields are read: what the one pass must agree with (for the differential tests).
   @_spi(Differential)
@@ -515,9 +519,8 @@ struct InPlaceRequest {
     return plist.isKind(object, .string) ? object : nil
   }
 
-  /// Whether a string object reads `GET` in any ASCII case (ASCII or UTF-16): `ResumeData.isGET`'s
-  /// rule (a method that upper-cases to `GET`), told on the bytes, since only the letters g, e and
-  /// t, in either case, upper-case to G, E and T.
+  /// Whether a string object reads `GET` in any ASCII case (ASCII or UTF-16): the rule diagnosis
+  /// uses (`URLRequestArchive.isGETMethod`), told on the bytes of an ASCII string.
   static func isGET(_ object: Int, in plist: BinaryObjects) -> Bool {
     guard let bytes = plist.asciiBytes(object) else { return isGET(plist.string(object)) }
     return bytes.count == 3 && isGET(UInt16(bytes[0]), UInt16(bytes[1]), UInt16(bytes[2]))

@@ -215,8 +215,9 @@ extension ResumeData {
     return true
   }
 
-  /// Whether a request's method is GET, in any case: only GET downloads resume.
-  static func isGET(_ method: String) -> Bool { method == "GET" || method.uppercased() == "GET" }
+  /// Whether a request's method is GET, in any case: only GET downloads resume. The request
+  /// summary's rule, so that the one pass and diagnosis cannot disagree.
+  static func isGET(_ method: String) -> Bool { URLRequestArchive.isGETMethod(method) }
 
   /// Whether a URL string's scheme is http or https, in any case.
   static func isHTTPURL(_ url: String) -> Bool { isHTTPURL(bytes: url.utf8) }
