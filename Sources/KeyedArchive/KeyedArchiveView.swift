@@ -162,6 +162,9 @@ package struct KeyedArchiveView {
     }
   }
 
+  /// Whether `rootKey` is `NSKeyedArchiveRootObjectKey`, found without making the string.
+  package var rootKeyIsRootObjectKey: Bool { rootName == .rootObjectKey }
+
   /// Which key of `$top` names the root, as `KeyedArchive.rootKey` picks it.
   private enum RootName {
     case root, rootObjectKey, firstKey

@@ -39,6 +39,10 @@ public enum RequestDifferential {
           return "summary: headers surely sendable \(summary.headerFieldsAreSurelySendable), "
             + "through slots not"
         }
+        if summary.rootKeyIsRootObjectKey != (reference.rootKey == "NSKeyedArchiveRootObjectKey") {
+          return "summary: root key is NSKeyedArchiveRootObjectKey "
+            + "\(summary.rootKeyIsRootObjectKey), but the root key is \(reference.rootKey)"
+        }
         return nil
       case (nil, _?): return "summary: none, but read through slots"
       case (_?, nil): return "summary read, but not through slots"

@@ -74,7 +74,17 @@ public struct URLRequestArchive: Sendable, Hashable {
   /// - Throws: `KeyedArchiveError` with a key path if the archive is malformed or its root is not a
   ///   request in CFNetwork's layout.
   public init(decoding data: Data, limits: KeyedArchiveLimits = .default) throws {
-    if let request = URLRequestArchive(readingInPlace: data, limits: limits) {
+    try self.init(
+      decoding: data, view: KeyedArchiveView(data, limits: limits.propertyList), limits: limits)
+  }
+
+  /// `init(decoding:limits:)` with the view it reads in place made already (`view`:
+  /// `KeyedArchiveView(data, limits: limits.propertyList)`, nil when that is nil), for a caller
+  /// that looked at the archive through it first.
+  package init(decoding data: Data, view: KeyedArchiveView?, limits: KeyedArchiveLimits) throws {
+    if let view,
+      let request = URLRequestArchive(readingInPlace: data, archive: view, limits: limits)
+    {
       self = request
       return
     }
@@ -110,7 +120,7 @@ public struct URLRequestArchive: Sendable, Hashable {
     slotUIDs = Self.findSlotUIDs(fields, layout: layout)
   }
 
-  /// A request read in place (see `init(readingInPlace:limits:)`).
+  /// A request read in place (see `init(readingInPlace:archive:limits:)`).
   init(layout: Layout, slotUIDs: [UInt64], fast: FastFields, storage: LazyKeyedArchive) {
     self.layout = layout
     self.slotUIDs = slotUIDs

@@ -138,16 +138,9 @@ final class FastOtherValues: Sendable {
 }
 
 extension URLRequestArchive {
-  /// Reads a request in place, or returns nil when the eager path must read it (anything it would
-  /// refuse, and anything not in the plain shape `KeyedArchiveView` reads).
-  init?(readingInPlace data: Data, limits: KeyedArchiveLimits) {
-    guard let archive = KeyedArchiveView(data, limits: limits.propertyList) else { return nil }
-    self.init(readingInPlace: data, archive: archive, limits: limits)
-  }
-
-  /// `init(readingInPlace:limits:)` of bytes whose plist is checked already (`plist`, a view of
-  /// `data` made under `limits.propertyList`): what `SubArchiveWriter.archivedAsRootWithView`
-  /// wrote.
+  /// `init(readingInPlace:archive:limits:)` of bytes whose plist is checked already (`plist`, a
+  /// view of `data` made under `limits.propertyList`): what
+  /// `SubArchiveWriter.archivedAsRootWithView` wrote.
   package init?(
     readingWritten data: Data, plist: BinaryPropertyListView, limits: KeyedArchiveLimits
   ) {
@@ -155,8 +148,11 @@ extension URLRequestArchive {
     self.init(readingInPlace: data, archive: archive, limits: limits)
   }
 
+  /// Reads a request in place through `archive`, the view of `data` made under
+  /// `limits.propertyList`, or returns nil when the eager path must read it (anything it would
+  /// refuse, and anything not in the plain shape `KeyedArchiveView` reads).
   @inline(__always)
-  private init?(readingInPlace data: Data, archive: KeyedArchiveView, limits: KeyedArchiveLimits) {
+  init?(readingInPlace data: Data, archive: KeyedArchiveView, limits: KeyedArchiveLimits) {
     guard let request = InPlaceRequest(archive) else { return nil }
     self.init(
       layout: request.layout, slotUIDs: request.slotUIDs, fast: FastFields(request),
@@ -173,6 +169,9 @@ package struct InPlaceRequestSummary: Sendable {
   package let methodIsSurelyGET: Bool
   /// `InPlaceRequest.headerFieldsAreSurelySendable()`.
   package let headerFieldsAreSurelySendable: Bool
+  /// Whether the request's `rootKey` is `NSKeyedArchiveRootObjectKey` (with the standard layout:
+  /// what iOS 10.0–10.1 cannot read back).
+  package let rootKeyIsRootObjectKey: Bool
 }
 
 extension URLRequestArchive {
@@ -190,6 +189,12 @@ extension URLRequestArchive {
     return InPlaceRequest.standardSummary(archive)
   }
 
+  /// `inPlaceSummary(of:limits:)` read through a view made already (of a request's bytes, under
+  /// the limits it is decoded with), which `init(decoding:view:limits:)` can then read.
+  package static func inPlaceSummary(of archive: KeyedArchiveView) -> InPlaceRequestSummary? {
+    InPlaceRequest.standardSummary(archive)
+  }
+
   /// Whether a method is GET in any case: G, E and T in either ASCII case, the only letters that
   /// upper-case to them (what `method.uppercased() == "GET"` says, found without a new string).
   package static func isGETMethod(_ method: String) -> Bool { InPlaceRequest.isGET(method) }
@@ -199,13 +204,13 @@ extension URLRequestArchive {
   @_spi(Differential)
   public static func inPlaceSummaryThroughSlots(
     of bytes: UnsafeRawBufferPointer, limits: KeyedArchiveLimits
-  ) -> (methodIsSurelyGET: Bool, headerFieldsAreSurelySendable: Bool)? {
+  ) -> (methodIsSurelyGET: Bool, headerFieldsAreSurelySendable: Bool, rootKey: String)? {
     guard let archive = KeyedArchiveView(bytes: bytes, limits: limits.propertyList),
       let request = InPlaceRequest(archive), request.layout == .standard
     else { return nil }
     let method = request.httpMethod()
     let isGET = method.map { $0.map { InPlaceRequest.isGET($0) } ?? true } ?? false
-    return (isGET, request.headerFieldsAreSurelySendable())
+    return (isGET, request.headerFieldsAreSurelySendable(), archive.rootKey)
   }
 }
 
@@ -576,7 +581,8 @@ struct InPlaceRequest {
     @inline(__always) func slot(_ slot: Int) -> (UnsafeRawBufferPointer) -> Bool {
       { key in prefix.slotNumber(key) == slot }
     }
-    let hasProtocolSlot = value(usuallyAt: 3, slot(0)) != nil
+    // Without the protocol slot the layout is another: known before any other key is looked for.
+    guard value(usuallyAt: 3, slot(0)) != nil else { return nil }
     let declared = value(usuallyAt: 2) {
       $0.count == 2 && $0[0] == UInt8(ascii: "$") && $0[1] == UInt8(ascii: "2")
     }
@@ -592,8 +598,7 @@ struct InPlaceRequest {
       slot(URLRequestArchive.Slot.headerFields.rawValue)
     )
     .flatMap { table.isKind($0, .uid) ? $0 : nil }
-    guard let classField, hasProtocolSlot,
-      archive.classChainContains(table.uid(classField), "NSURLRequest")
+    guard let classField, archive.classChainContains(table.uid(classField), "NSURLRequest")
     else { return nil }
     // As `read` counts the slots, and `slotObject` finds a slot's object.
     var count = 0
@@ -621,6 +626,7 @@ struct InPlaceRequest {
     return InPlaceRequestSummary(
       methodIsSurelyGET: methodIsSurelyGET,
       headerFieldsAreSurelySendable: headerFieldsAreSurelySendable(
-        object(headersValue, .headerFields), in: archive))
+        object(headersValue, .headerFields), in: archive),
+      rootKeyIsRootObjectKey: archive.rootKeyIsRootObjectKey)
   }
 }

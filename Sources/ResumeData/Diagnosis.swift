@@ -70,11 +70,7 @@ extension ResumeData {
     if let first = firstIOS10Unreadable, generation != .networkFramework,
       generation != .networkFrameworkWebKit
     {
-      found.append(
-        Finding(
-          "ios10-request-layout", .info,
-          "the request archives are in the layout every OS writes, which iOS 10.0–10.1 cannot read back (repair for that target)",
-          path: first))
+      found.append(Self.ios10RequestLayout(path: first))
     }
     // The `$N` layout is what a repair for iOS 10.0–10.1 writes: every other system fails to read
     // it, so a blob repaired for that target and then sent elsewhere fails there.
@@ -143,6 +139,15 @@ extension ResumeData {
     return found.enumerated().sorted {
       ($0.element.severity, -$0.offset) > ($1.element.severity, -$1.offset)
     }.map(\.element)
+  }
+
+  /// The finding for request archives in the standard layout under `NSKeyedArchiveRootObjectKey`
+  /// (the first such at `path`).
+  static func ios10RequestLayout(path: String) -> Finding {
+    Finding(
+      "ios10-request-layout", .info,
+      "the request archives are in the layout every OS writes, which iOS 10.0–10.1 cannot read back (repair for that target)",
+      path: path)
   }
 
   /// What is wrong with the first header field of `request` that cannot be sent as it is (a name

@@ -136,7 +136,7 @@ public struct ResumeData: Sendable, Hashable {
   }
 
   // `init(decoding:limits:)` but for its requests, which the caller decodes.
-  private init(decodingAlone data: Data, limits: KeyedArchiveLimits) throws {
+  init(decodingAlone data: Data, limits: KeyedArchiveLimits) throws {
     // Initialized in place by delegation: assigning a blob made elsewhere to `self` copies it,
     // retaining each of its references.
     if let network = Self.networkFrameworkInPlace(data, limits: limits) {

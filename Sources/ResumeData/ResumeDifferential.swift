@@ -75,6 +75,65 @@ public enum ResumeDifferential {
     return nil
   }
 
+  /// Where `ResumeData.reading(data, for: target, limits: limits)` says something the full path
+  /// does not: nil when it decodes the blob as `init(decoding:limits:)` does (or both fail with
+  /// the same error), or recognizes a healthy plain blob that decoding reads as a `.v2` blob of
+  /// the same container and info version, with the findings it reports (for no target, and for
+  /// `target`), which a repair for `target` keeps as its own bytes, reporting nothing.
+  public static func healthyPlainDifference(
+    _ data: Data, for target: RepairTarget?, limits: KeyedArchiveLimits = .default
+  ) -> String? {
+    let reading = Result { try ResumeData.reading(data, for: target, limits: limits) }
+    let full = Result { try ResumeData(decoding: data, limits: limits) }
+    let healthy: HealthyPlainBlob
+    switch (reading, full) {
+    case (.failure(let error), .failure(let fullError)):
+      return error as? ResumeDataError == fullError as? ResumeDataError
+        ? nil : "errors differ: \(error) vs \(fullError)"
+    case (.failure(let error), .success):
+      return "the reading fails (\(error)), the full path decodes"
+    case (.success, .failure(let error)):
+      return "the reading succeeds, the full path fails: \(error)"
+    case (.success(.decoded(let blob)), .success(let decoded)):
+      if let field = typedDifference(blob, decoded) { return "decoded: \(field) differs" }
+      return blob == decoded ? nil : "decoded, but not as the full path decodes"
+    case (.success(.healthy(let recognized)), .success):
+      healthy = recognized
+    }
+    guard case .success(let blob) = full else { return nil }
+    if blob.generation != .v2 || blob.container != healthy.container {
+      return "recognized as healthy in \(healthy.container), but decodes as \(blob.generation) "
+        + "in \(blob.container)"
+    }
+    if blob.infoVersion != healthy.infoVersion {
+      return "info version \(String(describing: healthy.infoVersion)), decoded "
+        + String(describing: blob.infoVersion)
+    }
+    for found in [blob.findings(), blob.findings(for: target)] where found != healthy.findings {
+      return "recognized as healthy with \(healthy.findings.map(\.code)), but diagnosed "
+        + "\(found.map(\.code))"
+    }
+    guard let target else { return nil }
+    let repair: RepairResult
+    do {
+      repair = try blob.repaired(for: target)
+    } catch {
+      return "recognized as healthy, but its repair for \(target) fails: \(error)"
+    }
+    if let finding = repair.findings.first {
+      return "recognized as healthy, but its repair for \(target) reports \(finding.code)"
+    }
+    guard let repaired = repair.blob,
+      (try? repaired.encoded(keepingUntouchedBytes: true)) == data
+    else {
+      return "recognized as healthy, but its repair for \(target) changes its bytes"
+    }
+    if repaired.findings() != healthy.findings {
+      return "recognized as healthy, but its repair for \(target) is diagnosed otherwise"
+    }
+    return nil
+  }
+
   /// The first typed field in which two blobs differ, or nil.
   public static func typedDifference(_ lhs: ResumeData, _ rhs: ResumeData) -> String? {
     for (name, left, right) in [

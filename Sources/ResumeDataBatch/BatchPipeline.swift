@@ -37,9 +37,10 @@ public struct BatchOptions: Sendable {
   /// one gets a `too-long` or `unreadable` result without being held in memory.
   public var maximumRecordBytes: Int
   /// Whether a healthy keyed blob is answered from one pass over its bytes
-  /// (`ResumeData.healthyKeyedBlob`) rather than decoded: the results are the same either way (for
-  /// tests that compare the two).
-  @_spi(Differential) public var answersHealthyKeyedBlobsInOnePass = true
+  /// (`ResumeData.healthyKeyedBlob`), and a healthy plain v2 blob without its requests decoded
+  /// (`ResumeData.reading`), rather than decoded, diagnosed and repaired: the results are the same
+  /// either way (for tests that compare the two).
+  @_spi(Differential) public var answersHealthyBlobsInOnePass = true
 
   /// Options for `operation`, with every other option at its default unless given.
   public init(

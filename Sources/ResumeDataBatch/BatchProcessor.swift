@@ -56,7 +56,8 @@ struct BatchProcessor: Sendable {
   ) -> BatchResultObject.Finished {
     // A blob read out of the line is looked at where it was decoded, before any `Data` is made.
     if case .decoded(let decoded, _) = record.source, let healthy = healthyKeyed(decoded.bytes) {
-      return untouched(healthy, blob: nil, record: record, line: line, result: result)
+      return untouched(
+        Untouched(healthy), blob: nil, record: record, line: line, result: result)
     }
     let blob: Data
     let file: String
@@ -88,11 +89,19 @@ struct BatchProcessor: Sendable {
     if case .decoded = record.source {
       // Looked at above.
     } else if let healthy = blob.withUnsafeBytes({ healthyKeyed($0) }) {
-      return untouched(healthy, blob: blob, record: record, line: line, result: result)
+      return untouched(
+        Untouched(healthy), blob: blob, record: record, line: line, result: result)
     }
     let resume: ResumeData
     do {
-      resume = try ResumeData(decoding: blob)
+      switch try reading(blob) {
+      case .healthy(let healthy):
+        let echoed: Data? = if case .decoded = record.source { nil } else { blob }
+        return untouched(
+          Untouched(healthy), blob: echoed, record: record, line: line, result: result)
+      case .decoded(let decoded):
+        resume = decoded
+      }
     } catch {
       return result.failed(OperationFailure(error), file: file)
     }
@@ -141,35 +150,70 @@ struct BatchProcessor: Sendable {
       output, bytes: bytes, untouched: bytes == blob, record: record, line: line, result: result)
   }
 
-  /// The operation's result when `ResumeData.healthyKeyedBlob` recognizes the blob (so that it is
-  /// not decoded): nil for an operation it does not answer for (a conversion, or a temporary
-  /// directory to look in), and when the options turn the one pass off.
-  private func healthyKeyed(_ blob: UnsafeRawBufferPointer) -> HealthyKeyedBlob? {
-    guard settings.temporaryDirectory == nil, settings.answersHealthyKeyedBlobsInOnePass else {
+  /// The target the one pass answers for: `.some(nil)` to diagnose, the repair's target, or nil
+  /// for an operation it does not answer for (a conversion, or a temporary directory to look in)
+  /// and when the options turn the one pass off.
+  private var onePassTarget: RepairTarget?? {
+    guard settings.temporaryDirectory == nil, settings.answersHealthyBlobsInOnePass else {
       return nil
     }
     switch settings.operation {
-    case .diagnose: return ResumeData.healthyKeyedBlob(bytes: blob, for: nil)
-    case .repair(let target): return ResumeData.healthyKeyedBlob(bytes: blob, for: target)
+    case .diagnose: return .some(nil)
+    case .repair(let target): return target
     case .convert: return nil
     }
   }
 
-  /// The result of a healthy keyed blob: what decoding, diagnosing and repairing it would report
-  /// (no findings; repaired, its own bytes). `blob` is nil for a blob read out of the line, whose
-  /// text is then echoed.
+  /// The operation's result when `ResumeData.healthyKeyedBlob` recognizes the blob (so that it is
+  /// not decoded), when the one pass answers for the operation.
+  private func healthyKeyed(_ blob: UnsafeRawBufferPointer) -> HealthyKeyedBlob? {
+    guard let target = onePassTarget else { return nil }
+    return ResumeData.healthyKeyedBlob(bytes: blob, for: target)
+  }
+
+  /// The blob read by `ResumeData.reading` (a healthy plain blob answered without its requests
+  /// decoded) when the one pass answers for the operation, else decoded.
+  private func reading(_ blob: Data) throws -> ResumeDataReading {
+    guard let target = onePassTarget else { return .decoded(try ResumeData(decoding: blob)) }
+    return try ResumeData.reading(blob, for: target)
+  }
+
+  /// What the one pass reports of a healthy blob.
+  private struct Untouched {
+    var generation: ResumeDataGeneration
+    var container: ResumeDataContainer
+    var infoVersion: Int?
+    /// `findings()`, for no target and for the repair's: none of them an error.
+    var findings: [Finding]
+
+    init(_ healthy: HealthyKeyedBlob) {
+      (generation, container) = (.keyed, .keyedArchive)
+      (infoVersion, findings) = (healthy.infoVersion, [])
+    }
+
+    init(_ healthy: HealthyPlainBlob) {
+      (generation, container) = (healthy.generation, healthy.container)
+      (infoVersion, findings) = (healthy.infoVersion, healthy.findings)
+    }
+  }
+
+  /// The result of a healthy blob: what decoding, diagnosing and repairing it would report (its
+  /// findings, none of them an error; repaired, its own bytes, with no repair finding). `blob` is
+  /// nil for a blob read out of the line, whose text is then echoed.
   private func untouched(
-    _ healthy: HealthyKeyedBlob, blob: Data?, record: BatchRecord,
+    _ healthy: Untouched, blob: Data?, record: BatchRecord,
     line: UnsafeBufferPointer<UInt8>, result: consuming BatchResultObject
   ) -> BatchResultObject.Finished {
-    result.generation = ResumeDataGeneration.keyed.rawValue
-    result.container = ResumeDataContainer.keyedArchive.rawValue
+    result.generation = healthy.generation.rawValue
+    result.container = healthy.container.rawValue
     result.resumable = true
-    guard case .repair = settings.operation else { return result.succeeded() }
+    guard case .repair = settings.operation else {
+      result.findings = healthy.findings
+      return result.succeeded()
+    }
     let output = BatchResultObject.Output(
-      generation: ResumeDataGeneration.keyed.rawValue,
-      container: ResumeDataContainer.keyedArchive.rawValue, infoVersion: healthy.infoVersion,
-      findings: [])
+      generation: healthy.generation.rawValue, container: healthy.container.rawValue,
+      infoVersion: healthy.infoVersion, findings: healthy.findings)
     return written(output, bytes: blob, untouched: true, record: record, line: line, result: result)
   }
 

@@ -121,6 +121,11 @@ enum ResumeDataHarness {
       if let difference = ResumeDifferential.healthyDifference(data, for: target, limits: limits) {
         fatalError("the one-pass healthy reading and the full path differ: \(difference)")
       }
+      if let difference = ResumeDifferential.healthyPlainDifference(
+        data, for: target, limits: limits)
+      {
+        fatalError("the healthy plain reading and the full path differ: \(difference)")
+      }
     }
   }
 

@@ -4,16 +4,20 @@ import ResumeData
 import TestSupport
 import Testing
 
-@Suite("Healthy keyed blobs in a batch")
-struct HealthyKeyedBatchTests {
+@Suite("Healthy keyed and v2 blobs in a batch")
+struct HealthyBlobBatchTests {
   /// Every operation the one pass may answer for: a diagnosis, and a repair for each target.
   static let operations: [BatchOptions.Operation] =
     [.diagnose] + RepairTarget.allCases.map { .repair($0) }
 
-  /// Every blob and archive fixture, and the healthy keyed fixtures with bytes flipped across them.
+  /// Every blob and archive fixture, and the healthy keyed and v2 fixtures with bytes flipped
+  /// across them.
   static func blobs() throws -> [Data] {
     var blobs = try blobAndArchiveFixtures().map { try fixture($0) }
-    for name in ["repair/hand-off-segments.after.archive", "resume/keyed-v4.archive"] {
+    for name in [
+      "repair/hand-off-segments.after.archive", "resume/keyed-v4.archive", "resume/v2.xml.plist",
+      "resume/v2.binary.plist",
+    ] {
       let healthy = try fixture(name)
       for position in stride(from: 0, to: healthy.count, by: 13) {
         var flipped = healthy
@@ -33,7 +37,7 @@ struct HealthyKeyedBatchTests {
     let onePass = BatchPipeline(
       options: BatchOptions(operation: operation), inputName: "-", jobs: 1)
     var decoding = BatchOptions(operation: operation)
-    decoding.answersHealthyKeyedBlobsInOnePass = false
+    decoding.answersHealthyBlobsInOnePass = false
     let decoded = BatchPipeline(options: decoding, inputName: "-", jobs: 1)
     for (index, record) in records.enumerated() {
       #expect(
@@ -50,5 +54,11 @@ struct HealthyKeyedBatchTests {
     let answered = blobs.filter { ResumeData.healthyKeyedBlob($0, for: target) != nil }.count
     let readsKeyedBlobs = target.map { [.ios12, .ios13Later, .linux].contains($0) } ?? true
     #expect((answered > 0) == readsKeyedBlobs)
+    // And a healthy v2 blob for every operation but a repair for iOS 10.0–10.1 (its requests
+    // rewritten) or for Network.framework (which reads no v2 blob).
+    let answeredPlain = blobs.filter {
+      if case .healthy? = try? ResumeData.reading($0, for: target) { true } else { false }
+    }.count
+    #expect((answeredPlain > 0) == (target != .ios10Early && target != .networkFramework))
   }
 }
