@@ -54,25 +54,7 @@ public enum ResumeDifferential {
     if let finding = blob.findings().first ?? blob.findings(for: target).first {
       return "recognized as healthy, but diagnosed \(finding.code)"
     }
-    guard let target else { return nil }
-    let repair: RepairResult
-    do {
-      repair = try blob.repaired(for: target)
-    } catch {
-      return "recognized as healthy, but its repair for \(target) fails: \(error)"
-    }
-    if let finding = repair.findings.first {
-      return "recognized as healthy, but its repair for \(target) reports \(finding.code)"
-    }
-    guard let repaired = repair.blob,
-      (try? repaired.encoded(keepingUntouchedBytes: true)) == data
-    else {
-      return "recognized as healthy, but its repair for \(target) changes its bytes"
-    }
-    if let finding = repaired.findings().first {
-      return "recognized as healthy, but its repair for \(target) is diagnosed \(finding.code)"
-    }
-    return nil
+    return untouchedDifference(blob, read: data, for: target, findings: [])
   }
 
   /// Where `ResumeData.reading(data, for: target, limits: limits)` says something the full path
@@ -113,6 +95,15 @@ public enum ResumeDifferential {
       return "recognized as healthy with \(healthy.findings.map(\.code)), but diagnosed "
         + "\(found.map(\.code))"
     }
+    return untouchedDifference(blob, read: data, for: target, findings: healthy.findings)
+  }
+
+  /// Where the repair for `target` (none without one) of a blob recognized as healthy, `blob`
+  /// decoded from `data`, does otherwise than keep it: a repair that fails, reports anything or
+  /// writes other bytes, or whose blob is diagnosed otherwise than `findings`.
+  private static func untouchedDifference(
+    _ blob: ResumeData, read data: Data, for target: RepairTarget?, findings: [Finding]
+  ) -> String? {
     guard let target else { return nil }
     let repair: RepairResult
     do {
@@ -128,8 +119,10 @@ public enum ResumeDifferential {
     else {
       return "recognized as healthy, but its repair for \(target) changes its bytes"
     }
-    if repaired.findings() != healthy.findings {
-      return "recognized as healthy, but its repair for \(target) is diagnosed otherwise"
+    let diagnosed = repaired.findings()
+    if diagnosed != findings {
+      return "recognized as healthy, but its repair for \(target) is diagnosed "
+        + "\(diagnosed.map(\.code))"
     }
     return nil
   }

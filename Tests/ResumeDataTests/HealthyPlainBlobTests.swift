@@ -128,42 +128,7 @@ struct HealthyPlainBlobTests {
   ]
 
   static func variant(_ name: String) throws -> Data {
-    try healthyBlob { entries in
-      switch name {
-      case "weak ETag": entries[ResumeDataKey.entityTag] = .string("W/\"5534b35d\"")
-      case "no validator":
-        entries[ResumeDataKey.entityTag] = nil
-        entries[ResumeDataKey.serverDownloadDate] = nil
-      case "nothing received":
-        entries[ResumeDataKey.bytesReceived] = .integer(PropertyListInteger(0))
-      case "unknown key": entries["SomethingNew"] = .string("kept")
-      case "segment map": entries[ResumeDataKey.segments] = .string("bytes=0-99/1000")
-      case "temp file name with a separator":
-        entries[ResumeDataKey.tempFileName] = .string("../CFNetworkDownload_g7h8i9.tmp")
-      case "ftp URL": entries[ResumeDataKey.downloadURL] = .string("ftp://example.com/a.zip")
-      case "POST request":
-        entries[ResumeDataKey.currentRequest] = .data(
-          try requestArchive("post-body-headers.archive"))
-      case "$N layout":
-        entries[ResumeDataKey.currentRequest] = .data(
-          try requestArchive("ios10-repaired-layout.archive"))
-      case "original in the $N layout":
-        entries[ResumeDataKey.originalRequest] = .data(
-          try requestArchive("ios10-repaired-layout.archive"))
-      case "header value with a line break":
-        var fields = URLRequestFields(url: url)
-        fields.headerFields = [URLRequestFields.Header("X-Note", "a\r\nb")]
-        entries[ResumeDataKey.currentRequest] = .data(try URLRequestArchive(fields).encoded())
-      case "original header value with a NUL":
-        var fields = URLRequestFields(url: url)
-        fields.headerFields = [URLRequestFields.Header("X-Note", "a\u{0}b")]
-        entries[ResumeDataKey.originalRequest] = .data(try URLRequestArchive(fields).encoded())
-      case "current request that is no archive":
-        entries[ResumeDataKey.currentRequest] = .data(Data(repeating: 0x41, count: 600))
-      case "no original request": entries[ResumeDataKey.originalRequest] = nil
-      default: Issue.record("no variant \(name)")
-      }
-    }
+    try healthyBlob { try applyVariant(name, to: &$0) }
   }
 
   @Test("A blob the full path reports on is never answered", arguments: reported)
