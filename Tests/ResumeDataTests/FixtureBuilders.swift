@@ -303,6 +303,25 @@ func truncatedBlobs() throws -> [TruncatedBlob] {
   ]
 }
 
+/// Changes to a healthy blob that the full path reports on, keyed or plain: each one's name for
+/// `applyVariant`, and the finding the full path reports for iOS 13 or the rule a repair for it
+/// applies.
+let reportedVariants: [(String, String)] = [
+  ("weak ETag", "weak-etag"),
+  ("no validator", "no-validator"),
+  ("nothing received", "empty-blob"),
+  ("unknown key", "unknown-keys"),
+  ("segment map", "segmented-partial-file"),
+  ("temp file name with a separator", "unsafe-file-name"),
+  ("ftp URL", "not-http"),
+  ("POST request", "not-get"),
+  ("$N layout", "ios10-only-request-layout"),
+  ("original in the $N layout", "ios10-only-request-layout"),
+  ("header value with a line break", "unsendable-header"),
+  ("original header value with a NUL", "unsendable-header"),
+  ("current request that is no archive", "request-undecodable"),
+]
+
 /// `entries` of a healthy blob changed in the way `name` says, each one change that the full path
 /// reports on (the healthy-blob tests' table of variants).
 func applyVariant(_ name: String, to entries: inout PropertyListDictionary) throws {
