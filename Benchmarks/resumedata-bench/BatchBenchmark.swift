@@ -30,20 +30,20 @@ enum BatchBenchmark {
     Then a line per kind of blob, each from a file with --jobs 1: the keyed blob untouched, the v2
     blob untouched, the keyed blob repaired for ios10.0-10.1 (request archives rewritten to the $N
     layout, written as v2) and a Network.framework blob with the same fields converted for ios13+
-    (the changed ones with a fourth as many records); and a mixed line: a blob of each of four
-    kinds in equal parts (the keyed and v2 blobs, a v2 blob in the $N layout of iOS 10.0 restored
-    to the standard one, the Network.framework blob) and 10 % bad records, --target ios13+, with
-    --jobs 1 and 2, over --mix-records records (the 200,000 of the pipeline issue 19 describes:
-    a run's start, some 25 ms of loading Foundation's libraries, is printed apart and weighs
-    little there). Each gives records/s, instructions per record (callgrind on a stripped copy:
-    a run over --callgrind-records records less a run over none; "not counted" when valgrind is
-    not installed) and its floor, counted and timed in the same run: libxml2 alone for XML, our
+    (the changed ones with a fourth as many records; the untouched ones also with --jobs 2, and as
+    two --jobs 1 runs at once, which share nothing but the machine); and a mixed line: a blob of
+    each of four kinds in equal parts (the keyed and v2 blobs, a v2 blob in the $N layout of iOS
+    10.0 restored to the standard one, the Network.framework blob) and 10 % bad records, --target
+    ios13+, with --jobs 1 and 2, over --mix-records records (the 200,000 of the pipeline issue 19
+    describes: a run's start, some 25 ms of loading Foundation's libraries, is printed apart and
+    weighs little there). Each gives records/s, instructions per record (callgrind on a stripped
+    copy: a run over --callgrind-records records less a run over none; "not counted" when valgrind
+    is not installed) and its floor, counted and timed in the same run: libxml2 alone for XML, our
     own binary-plist reader for archives (the blob and the request archives it holds; for the
     conversion, the keyed blob it becomes); for the mix, the kinds' floors in their proportions.
-    Beside each floor, the record floor: what every record of the kind must do besides its
-    parser, counted and timed the same way: the line's base64 decoded, the parser floor, for XML
-    the request archives checked as binary plists, and the blob written (for a changed one)
-    encoded as base64.
+    Beside each floor, the record floor: what every record of the kind must do besides its parser,
+    counted and timed the same way: the line's base64 decoded, the parser floor, for XML the request
+    archives checked as binary plists, and the blob written (for a changed one) encoded as base64.
     Last, the peak RSS of the keyed run at two input lengths (flat memory means the same figure).
 
     Each throughput line is the fastest of --repeat runs, the runs with 1 and 2 jobs taking turns:

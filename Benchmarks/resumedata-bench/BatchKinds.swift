@@ -147,12 +147,15 @@ enum BatchKinds {
           + " records less a run of none; records/s the fastest of \(repeats) runs from a file")
     }
     for kind in lines {
-      let count = kind.name.contains("untouched") ? records : max(1, records / 4)
+      let untouched = kind.name.contains("untouched")
+      let count = untouched ? records : max(1, records / 4)
+      // A file of one untouched kind also with two jobs, and beside two one-job runs at once:
+      // where the reading thread's copy of the file weighs most, and what the host allows.
       guard
         let measured = measure(
           cycle: [BatchBenchmark.recordLine(kind.blob)], target: kind.target, count: count,
           callgrindRecords: callgrindRecords, repeats: repeats, tool: tool, counter: counter,
-          directory: directory)
+          directory: directory, jobs: untouched ? [1, 2] : [1], pair: untouched)
       else { return 1 }
       let floor = floorCost(kind, records: callgrindRecords, repeats: repeats, counter: counter)
       let record = floorCost(
@@ -164,7 +167,7 @@ enum BatchKinds {
           + "\(grouped(floor.rate))/s\(ratio(measured.instructions, floor.instructions))"
           + "; with what every such record must do besides (\(recordFloorName(kind))): "
           + "\(instructions(record.instructions, per: "record")), \(grouped(record.rate))/s"
-          + ratio(measured.instructions, record.instructions))
+          + ratio(measured.instructions, record.instructions) + scaling(measured))
     }
     guard
       let measured = measure(
@@ -218,6 +221,16 @@ enum BatchKinds {
         + "\(grouped(mixRecordRate))/s" + ratio(measured.instructions, mixRecord)
         + String(format: "; a run's start (no records): %.1f ms", startup * 1000))
     return 0
+  }
+
+  /// `--jobs 2`'s rate and scaling, and two one-job runs' at once, when measured.
+  static func scaling(_ measured: Measured) -> String {
+    guard let two = measured.rates[2], let pair = measured.pairRate, let one = measured.rates[1]
+    else { return "" }
+    return "; --jobs 2  \(grouped(two)) records/s"
+      + String(
+        format: " (scaling %.2fx), two --jobs 1 runs at once %@ records/s (%.2fx)",
+        two / one, grouped(pair), pair / one)
   }
 
   /// What a run of `resumedata batch` over `count` lines of `cycle` measured.
