@@ -43,7 +43,8 @@ enum BatchBenchmark {
     conversion, the keyed blob it becomes); for the mix, the kinds' floors in their proportions.
     Beside each floor, the record floor: what every record of the kind must do besides its parser,
     counted and timed the same way: the line's base64 decoded, the parser floor, for XML the request
-    archives checked as binary plists, and the blob written (for a changed one) encoded as base64.
+    archives decoded from their <data> text and checked as binary plists, and the blob written (for
+    a changed one) encoded as base64.
     Last, the peak RSS of the keyed run at two input lengths (flat memory means the same figure).
 
     Each throughput line is the fastest of --repeat runs, the runs with 1 and 2 jobs taking turns:

@@ -42,7 +42,8 @@ enum BatchKinds {
     case parser
     /// What every record of the kind must do besides: its line's base64 decoded (as `batch`
     /// decodes it), the floor's parser on the bytes, and for XML the request archives the blob
-    /// holds checked as binary plists (as every record's reading checks them).
+    /// holds decoded from their `<data>` text and checked as binary plists (as every record's
+    /// reading decodes and checks them).
     case record
   }
 
@@ -306,7 +307,7 @@ enum BatchKinds {
   /// What the record floor of a kind covers besides its parser, for the line.
   static func recordFloorName(_ kind: Kind) -> String {
     (kind.floor == .xml
-      ? "the line's base64, libxml2, the request archives' binary-plist check"
+      ? "the line's base64, libxml2, the request archives' base64 and binary-plist check"
       : "the line's base64, the binary-plist check")
       + (kind.output == nil ? "" : ", the output's base64")
   }
@@ -347,24 +348,41 @@ enum BatchKinds {
   }
 
   /// One read at the record floor: the record's base64 text of `line` decoded as `batch` decodes
-  /// it, the parser floor on `bytes`, for XML each binary plist the document holds as data
-  /// checked as `floorRead(.bplist)` checks it, and the blob the record writes (`output`, when
-  /// it writes one) encoded as base64, as its result carries it.
+  /// it, the parser floor on `bytes`, for XML the text of each `<data>` element decoded by the
+  /// XML reader's line loop and each binary plist the document holds as data checked as
+  /// `floorRead(.bplist)` checks it, and the blob the record writes (`output`, when it writes
+  /// one) encoded as base64, as its result carries it.
   static func recordFloorRead(_ floor: Floor, _ bytes: Data, line: Data, output: Data?)
     -> () -> Void
   {
     let text = Array(line.base64EncodedString().utf8)
     let parser = floorRead(floor, bytes)
     var nested: [Data] = []
+    var dataTexts: [[UInt8]] = []
     if floor == .xml, let value = try? PropertyListValue.decode(bytes).value {
       nested = nestedPlists(value)
+      dataTexts = elementTexts("data", in: Array(bytes))
     }
+    var decoded = [UInt8](repeating: 0, count: (dataTexts.map(\.count).max() ?? 0) / 4 * 3 + 4)
     let limits = PropertyListLimits.default
     let written = output.map { Array($0) } ?? []
     var encoded = [UInt8](repeating: 0, count: Base64Groups.encodedCount(written.count))
     return {
       blackHole(text.withUnsafeBytes { Base64Groups.decodeCanonical($0) })
       parser()
+      // Every `<data>` element's text, as the reader decodes it: its lines in the vector loop
+      // (what the loop leaves, a padded last group, it leaves out: the floor is no higher).
+      for data in dataTexts {
+        decoded.withUnsafeMutableBytes { out in
+          data.withUnsafeBytes { data in
+            var line = 0
+            blackHole(
+              Base64Groups.withDecoder {
+                $0.decodeLines(data, line: &line, into: out.baseAddress!).written
+              })
+          }
+        }
+      }
       for data in nested {
         blackHole(try? BinaryPropertyListView(validating: data, limits: limits))
       }
@@ -375,6 +393,28 @@ enum BatchKinds {
         blackHole(encoded[0])
       }
     }
+  }
+
+  /// The text of every `name` element of an XML document, in document order (elements with
+  /// neither attributes nor other elements inside, as the writer writes `<data>`).
+  static func elementTexts(_ name: String, in document: [UInt8]) -> [[UInt8]] {
+    let open = Array("<\(name)>".utf8)
+    let close = Array("</\(name)>".utf8)
+    var texts: [[UInt8]] = []
+    var position = 0
+    func find(_ needle: [UInt8], from start: Int) -> Int? {
+      guard document.count >= needle.count, start <= document.count - needle.count else {
+        return nil
+      }
+      return (start...(document.count - needle.count)).first {
+        document[$0..<($0 + needle.count)].elementsEqual(needle)
+      }
+    }
+    while let start = find(open, from: position), let end = find(close, from: start) {
+      texts.append(Array(document[(start + open.count)..<end]))
+      position = end + close.count
+    }
+    return texts
   }
 
   /// The binary plists a value holds as data (request archives), each once.
