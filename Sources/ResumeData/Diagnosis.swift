@@ -93,7 +93,9 @@ extension ResumeData {
             path: ResumeDataKey.downloadURL))
       }
     }
-    if let method = current?.httpMethod, !Self.isGET(method) {
+    // Only GET downloads resume; the request summary's rule, so that the one pass and diagnosis
+    // cannot disagree.
+    if let method = current?.httpMethod, !URLRequestArchive.isGETMethod(method) {
       found.append(
         Finding(
           "not-get", .error, "the request's method is \(method): only GET downloads resume",
@@ -219,10 +221,6 @@ extension ResumeData {
     }
     return true
   }
-
-  /// Whether a request's method is GET, in any case: only GET downloads resume. The request
-  /// summary's rule, so that the one pass and diagnosis cannot disagree.
-  static func isGET(_ method: String) -> Bool { URLRequestArchive.isGETMethod(method) }
 
   /// Whether a URL string's scheme is http or https, in any case.
   static func isHTTPURL(_ url: String) -> Bool { isHTTPURL(bytes: url.utf8) }

@@ -100,11 +100,7 @@ extension ResumeData {
 /// The values of a keyed root dictionary whose keys are each one of the nine CFNetwork writes
 /// (`ResumeDataKey.all`'s first nine), each once, as plain objects of the view.
 private struct HealthyValues {
-  /// The keys, in the order of `ResumeDataKey.all`.
-  enum Key: Int, CaseIterable {
-    case downloadURL, bytesReceived, currentRequest, originalRequest, entityTag
-    case serverDownloadDate, tempFileName, infoVersion, localPath
-  }
+  typealias Key = WrittenKey
 
   // Each key's value object, or -1.
   private var objects = InlineArray<9, Int>(repeating: -1)

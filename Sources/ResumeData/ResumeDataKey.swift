@@ -46,3 +46,13 @@ public enum ResumeDataKey {
   /// Whether `key` is one of `known`, without hashing it.
   static func isKnown(_ key: String) -> Bool { allKnown.contains(key) }
 }
+
+/// The nine keys CFNetwork writes, numbered as in `ResumeDataKey.all` (its first nine): the keys
+/// the one-pass readings of healthy blobs accept, and nothing else.
+enum WrittenKey: Int, CaseIterable {
+  case downloadURL, bytesReceived, currentRequest, originalRequest, entityTag
+  case serverDownloadDate, tempFileName, infoVersion, localPath
+
+  /// The key's string.
+  var name: String { ResumeDataKey.all[rawValue] }
+}
