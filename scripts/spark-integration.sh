@@ -77,7 +77,8 @@ say "records: $(du -m "$work/records.ndjson" | cut -f1) MB"
 
 # The reference: one process over the whole file, two jobs (its results do not depend on --jobs).
 t0=$(date +%s.%N)
-"$tool" batch --jobs 2 --exit-zero --target ios13+ < "$work/records.ndjson" > "$work/reference.ndjson"
+/usr/bin/time -f %M -o "$work/reference.rss" "$tool" batch --jobs 2 --exit-zero --target ios13+ \
+  < "$work/records.ndjson" > "$work/reference.ndjson"
 t1=$(date +%s.%N)
 ref_s=$("$py" -c "print($t1 - $t0)")
 [ "$(wc -l < "$work/reference.ndjson")" -eq "$count" ] || fail "the reference has not $count results"
@@ -118,8 +119,7 @@ timeout 900 "$py" scripts/spark_integration.py compare "$work/reference.ndjson" 
 read -r pipe_s retry_s startup_s read_s nparts < <("$py" -c "import json; f = json.load(open('$work/spark.json'));
 print(f['pipe_s'], f['retry_pipe_s'], f['startup_s'], f['read_json_s'], f['partitions'])")
 rss_max=$(for f in "$work"/rss-spark/rss.*; do tail -n 1 "$f"; done | sort -n | tail -n 1)
-ref_rss=$(/usr/bin/time -f %M "$tool" batch --jobs 2 --exit-zero --target ios13+ \
-  < "$work/records.ndjson" 2>&1 >/dev/null | tail -n 1)
+ref_rss=$(tail -n 1 "$work/reference.rss")
 "$py" - "$count" "$ref_s" "$pipe_s" "$retry_s" "$par_s" "$nparts" "$rss_max" "$ref_rss" "$startup_s" "$read_s" \
   "$spark_s" "$((SECONDS - started))" <<'EOF'
 import sys
