@@ -32,7 +32,7 @@ command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 command -v parallel >/dev/null 2>&1 || missing+=(parallel)
 [ -x /usr/bin/time ] || missing+=(time)
 if [ ${#missing[@]} -gt 0 ]; then say "installing ${missing[*]}"; apt_install "${missing[@]}"; fi
-venv="${RESUMEDATA_CACHE:-$HOME/.cache/resumedata}/spark-venv"
+venv="${RESUMEDATA_CACHE:-${HOME:-/root}/.cache/resumedata}/spark-venv"
 py="$venv/bin/python"
 if ! "$py" -c "import pyspark, sys; sys.exit(pyspark.__version__ != '$pyspark_version')" 2>/dev/null; then
   say "installing pyspark==$pyspark_version into $venv"
