@@ -32,17 +32,22 @@ let package = Package(
     .target(
       name: "CVectorLoops"
     ),
+    // The one place the core chooses its Foundation (FoundationEssentials where it exists, else
+    // Foundation) and its C library; see PortableFoundation.swift.
+    .target(
+      name: "PortableFoundation"
+    ),
     .target(
       name: "PropertyList",
-      dependencies: ["CXMLShim", "CVectorLoops"]
+      dependencies: ["PortableFoundation", "CXMLShim", "CVectorLoops"]
     ),
     .target(
       name: "KeyedArchive",
-      dependencies: ["PropertyList"]
+      dependencies: ["PortableFoundation", "PropertyList"]
     ),
     .target(
       name: "ResumeData",
-      dependencies: ["PropertyList", "KeyedArchive"]
+      dependencies: ["PortableFoundation", "PropertyList", "KeyedArchive"]
     ),
     // libcrypto (OpenSSL) only links through this target; the C shim below alone includes its headers.
     .systemLibrary(
@@ -58,7 +63,8 @@ let package = Package(
     // atomically), descriptors read whole, and exclusive file locks. Below the batch engine and
     // the downloader, which both read and write files they are given.
     .target(
-      name: "OutputFiles"
+      name: "OutputFiles",
+      dependencies: ["PortableFoundation"]
     ),
     // The only target that imports FoundationNetworking.
     .target(
@@ -69,7 +75,7 @@ let package = Package(
     // `batch` is a front over it.
     .target(
       name: "ResumeDataBatch",
-      dependencies: ["PropertyList", "ResumeData", "OutputFiles"]
+      dependencies: ["PortableFoundation", "PropertyList", "ResumeData", "OutputFiles"]
     ),
     .target(
       name: "ResumeDataCLI",

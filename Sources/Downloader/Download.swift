@@ -1,9 +1,9 @@
 import Foundation
 import KeyedArchive
 import OutputFiles
+import PortableFoundation
 import PropertyList
 import ResumeData
-import Synchronization
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -809,11 +809,15 @@ public actor Download {
   /// Persists in the background, unless a persist is still running: the watchdog's periodic
   /// one, which must not wait for the disk.
   private func persistInBackground() {
-    guard !persisting.value.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    let wasPersisting = persisting.value.withLock { flag in
+      defer { flag = true }
+      return flag
+    }
+    guard !wasPersisting else { return }
     let (work, persisting) = (persistence(), persisting)
     persistQueue.async {
       _ = try? work()
-      persisting.value.store(false, ordering: .releasing)
+      persisting.value.withLock { $0 = false }
     }
   }
 
@@ -950,5 +954,5 @@ struct ResumeRecord: Sendable {
 
 /// A flag shared with work on another queue.
 private final class Flag: Sendable {
-  let value = Atomic<Bool>(false)
+  let value = Locked<Bool>(false)
 }

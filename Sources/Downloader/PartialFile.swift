@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import PortableFoundation
 
 #if canImport(Glibc)
   import Glibc
@@ -23,7 +23,7 @@ final class PartialFile: @unchecked Sendable {
   let url: URL
   private let handle: FileHandle
   private let algorithm: DigestAlgorithm?
-  private let lengthStorage = Atomic<Int64>(0)
+  private let lengthStorage = Locked<Int64>(0)
   // Guards `block` and `filled`: appends come from the delegate queue while the download's
   // watchdog flushes for the state file. Held while waiting for a free block.
   private let lock = NSLock()
@@ -42,7 +42,7 @@ final class PartialFile: @unchecked Sendable {
   private static let blockCount = 4
 
   /// Bytes handed in, on disk or about to be.
-  var length: Int64 { lengthStorage.load(ordering: .acquiring) }
+  var length: Int64 { lengthStorage.withLock { $0 } }
 
   /// Opens (creating it when missing) the partial file for appending, and digests what it holds.
   ///
@@ -68,7 +68,7 @@ final class PartialFile: @unchecked Sendable {
         }
       }
       let end = try handle.seekToEnd()
-      lengthStorage.store(Int64(end), ordering: .releasing)
+      lengthStorage.withLock { $0 = Int64(end) }
     } catch let error as DownloadError {
       throw error
     } catch {
@@ -105,7 +105,7 @@ final class PartialFile: @unchecked Sendable {
         if filled == target.count { sendBlock() }
       }
     }
-    lengthStorage.add(Int64(data.count), ordering: .releasing)
+    lengthStorage.withLock { $0 += Int64(data.count) }
   }
 
   /// A free block, made the one being filled (waiting for the I/O queue to free one); the lock is
@@ -184,7 +184,7 @@ final class PartialFile: @unchecked Sendable {
     }
     if let result { throw result }
     poolLock.withLock { failure = nil }
-    lengthStorage.store(0, ordering: .releasing)
+    lengthStorage.withLock { $0 = 0 }
   }
 
   /// Writes everything handed in and forces it to disk, so that a length read before is on disk.

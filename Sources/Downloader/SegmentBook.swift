@@ -1,6 +1,6 @@
 import Foundation
+import PortableFoundation
 import ResumeData
-import Synchronization
 
 /// The shared state of one segmented run: the schedule every connection takes its work from, what
 /// the server said the file is, and why the run is stopping. Connections (on the delegate queue)
@@ -38,12 +38,12 @@ final class SegmentBook: Sendable {
     var waiting: [CheckedContinuation<Bool, Never>] = []
   }
 
-  private let state: Mutex<State>
+  private let state: Locked<State>
 
   /// A book for a run whose schedule comes from the first response (`prepare`), or from a map
   /// already on disk.
   init(schedule: SegmentSchedule? = nil, identity: Identity? = nil) {
-    state = Mutex(
+    state = Locked(
       State(schedule: schedule, identity: identity, ready: schedule == nil ? nil : true))
   }
 

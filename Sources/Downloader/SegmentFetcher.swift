@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import PortableFoundation
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -61,7 +61,7 @@ final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendabl
   // The If-Range of a probe that continues a prefix already on disk (nil from byte 0).
   private let probeValidator: String?
   private let delegateQueue: DelegateQueue
-  private let state = Mutex(State())
+  private let state = Locked(State())
   // Runs on the delegate queue when the probe's answer allows segments, before its body is let in:
   // the download sets up the schedule, persists the map and allocates the file. An error (it
   // could not) fails the probe.

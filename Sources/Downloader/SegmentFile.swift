@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import PortableFoundation
 
 #if canImport(Glibc)
   import Glibc
@@ -20,7 +20,7 @@ final class SegmentFile: @unchecked Sendable {
   private let algorithm: DigestAlgorithm?
   // The digest and how far into the file it has got; written from the delegate queue, read when
   // the file is complete.
-  private let digestState: Mutex<DigestCursor>
+  private let digestState: Locked<DigestCursor>
 
   /// Opens (creating it when missing) the partial file.
   ///
@@ -39,7 +39,7 @@ final class SegmentFile: @unchecked Sendable {
       throw DownloadError(.io, "cannot open \(url.path): \(String(cString: strerror(errno)))")
     }
     do {
-      digestState = Mutex(try DigestCursor(algorithm))
+      digestState = Locked(try DigestCursor(algorithm))
     } catch {
       close(descriptor)
       throw error

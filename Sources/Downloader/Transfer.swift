@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import PortableFoundation
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -65,7 +65,7 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   // Told what the response says before its body is let in (the download persists it first);
   // runs on the delegate queue.
   private let accept: @Sendable (Learned) -> Void
-  private let state = Mutex(State())
+  private let state = Locked(State())
   // Serial: URLSession calls the delegate one call at a time, in order. Bounded, so that a
   // delegate behind the network holds libcurl back instead of queueing the whole body.
   private let delegateQueue: DelegateQueue

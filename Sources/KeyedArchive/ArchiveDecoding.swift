@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 import PropertyList
 
 extension KeyedArchive {

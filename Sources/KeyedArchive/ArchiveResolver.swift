@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 import PropertyList
 
 /// One node of an archive's object graph resolved into a tree for display.

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 import PropertyList
 
 /// A decoded archived object of one of the Foundation classes that occur in resume data and in common

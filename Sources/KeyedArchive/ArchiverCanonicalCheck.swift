@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 @_spi(InPlace) import PropertyList
 
 extension ArchiverFlattener {

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 import PropertyList
 
 /// Flattens an archive's property list into a binary object table the way NSKeyedArchiver does.

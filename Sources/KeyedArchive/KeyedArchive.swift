@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 import PropertyList
 
 /// An NSKeyedArchiver archive: its envelope and its objects, addressed by UID.

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 import PropertyList
 
 /// Builds an archive the way NSKeyedArchiver lays one out: `$null` at UID 0, each object given the

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 @_spi(InPlace) import PropertyList
 
 /// A binary keyed archive read in place: the fast path of the typed views (`URLRequestArchive`,

@@ -1,6 +1,5 @@
-import Foundation
+import PortableFoundation
 @_spi(InPlace) import PropertyList
-import Synchronization
 
 /// A keyed archive that is decoded from its bytes only when first asked for, for views that read
 /// their typed fields straight from the bytes (see `KeyedArchiveView`).
@@ -19,7 +18,7 @@ package final class LazyKeyedArchive: Sendable, Hashable {
 
   // Set once, and the checked plist the bytes were read through until the archive is decoded,
   // and whether the bytes are their own encoding once that has been checked: what `encoded()`
-  // needs to write an archive without decoding it. A `Mutex` rather than a lock object: one
+  // needs to write an archive without decoding it. A `Locked` (a `Mutex` on Linux) rather than a lock object: one
   // allocation fewer per archive.
   private struct State: @unchecked Sendable {
     // The view is only touched under the mutex.
@@ -27,13 +26,13 @@ package final class LazyKeyedArchive: Sendable, Hashable {
     var view: BinaryPropertyListView?
     var reproducesBytes: Bool?
   }
-  private let state: Mutex<State>
+  private let state: Locked<State>
   private let bytes: Data?
   private let recipe: Recipe?
 
   /// A box around an archive already decoded.
   package init(_ archive: KeyedArchive) {
-    state = Mutex(State(decoded: archive))
+    state = Locked(State(decoded: archive))
     bytes = nil
     recipe = nil
   }
@@ -45,7 +44,7 @@ package final class LazyKeyedArchive: Sendable, Hashable {
   package init(bytes: Data, recipe: Recipe, view: BinaryPropertyListView? = nil) {
     self.bytes = bytes
     self.recipe = recipe
-    state = Mutex(State(view: view))
+    state = Locked(State(view: view))
   }
 
   /// A box that decodes `bytes` on first use, for bytes written by this library's archive writer
@@ -54,7 +53,7 @@ package final class LazyKeyedArchive: Sendable, Hashable {
   package init(writtenBytes bytes: Data, limits: PropertyListLimits) {
     self.bytes = bytes
     recipe = .propertyList(limits)
-    state = Mutex(State(reproducesBytes: true))
+    state = Locked(State(reproducesBytes: true))
   }
 
   /// A box that decodes `bytes` as this one decodes its own, on first use: for bytes made from

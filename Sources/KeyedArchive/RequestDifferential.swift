@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// The check that `URLRequestArchive(decoding:)`, which reads binary archives in place when it can,
 /// gives exactly what the eager path (`init(archive: KeyedArchive(decoding:))`) gives. For the

@@ -1,6 +1,5 @@
-import Foundation
+import PortableFoundation
 @_spi(InPlace) import PropertyList
-import Synchronization
 
 // A Network.framework blob archives its current and original requests as two objects even when
 // the download was never redirected and they hold the same values: writing the second one's
@@ -41,10 +40,10 @@ extension KeyedArchiveView {
   /// Whether a write that `unfoldsAlike` spares is made all the same and compared, stopping the
   /// process on any difference (always so in debug builds): for fuzzing.
   package static var checksAlikeWrites: Bool {
-    _isDebugAssertConfiguration() || checksAlike.load(ordering: .relaxed)
+    _isDebugAssertConfiguration() || checksAlike.withLock { $0 }
   }
 
-  static let checksAlike = Atomic<Bool>(false)
+  static let checksAlike = Locked<Bool>(false)
 }
 
 /// What `unfoldsAlike` reads, held in locals (the view's bytes are behind a class's property,
@@ -112,8 +111,8 @@ extension SubArchiveDifferential {
   /// original request archived apart) is made all the same and compared with the one that serves,
   /// stopping the process on any difference (always so in debug builds): for fuzzing.
   public static var checksAlikeWrites: Bool {
-    get { KeyedArchiveView.checksAlike.load(ordering: .relaxed) }
-    set { KeyedArchiveView.checksAlike.store(newValue, ordering: .relaxed) }
+    get { KeyedArchiveView.checksAlike.withLock { $0 } }
+    set { KeyedArchiveView.checksAlike.withLock { $0 = newValue } }
   }
 
   /// The pairs of distinct instances among the first `limit` objects of the archive `data` read

@@ -1,6 +1,5 @@
-import Foundation
+import PortableFoundation
 @_spi(InPlace) @_spi(Differential) @_spi(Writing) import PropertyList
-import Synchronization
 
 // Archiving one object of an archive as the root of an archive of its own (a Network.framework
 // blob's requests and response, which CFNetwork's blobs keep as archives apart) decodes the object
@@ -246,7 +245,7 @@ private final class WriterMemory: @unchecked Sendable {
   }
 
   // A few sets: as many as threads write at once, as a rule.
-  private static let pool = Mutex<[WriterMemory]>([])
+  private static let pool = Locked<[WriterMemory]>([])
   private static let pooledSets = 8
   // A set grown past this many laid-out objects or texts is let go rather than kept.
   private static let pooledObjects = 4096

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 @_spi(Writing) import PropertyList
 
 /// An archived NSURLRequest / NSMutableURLRequest in CFNetwork's layout (format reference §4).

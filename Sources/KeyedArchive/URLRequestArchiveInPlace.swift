@@ -1,6 +1,5 @@
-import Foundation
+import PortableFoundation
 @_spi(InPlace) import PropertyList
-import Synchronization
 
 // The fast path of `URLRequestArchive(decoding:limits:)`: the typed fields read straight from the
 // bytes of a binary archive, without building its value tree or the archive.
@@ -20,7 +19,7 @@ final class FastFields: Sendable {
   // read. Each group is read apart: a typical reader asks for the URL and method, sometimes the
   // headers (which cost as much as every other field together), rarely the rest. The request is
   // kept once they are: a rewrite of its keys works on its checked bytes (a few kilobytes). A
-  // `Mutex` rather than a lock object: one allocation fewer per request read.
+  // `Locked` (inline on Linux) rather than a lock object: one allocation fewer per request read.
   private struct State: @unchecked Sendable {
     // The checked plist it reads is only touched under the mutex.
     var request: InPlaceRequest
@@ -28,13 +27,13 @@ final class FastFields: Sendable {
     var others: FastOtherValues?
     var headers: [(name: String, value: String)]??
   }
-  private let state: Mutex<State>
+  private let state: Locked<State>
   // The root key of an archive whose keys were renamed from `request`'s (see
   // `init(renaming:rootKey:)`): every other field reads the same from either archive's bytes.
   private let renamedRootKey: String?
 
   init(_ request: InPlaceRequest) {
-    state = Mutex(State(request: request))
+    state = Locked(State(request: request))
     renamedRootKey = nil
   }
 
@@ -44,7 +43,7 @@ final class FastFields: Sendable {
   /// `$top`, and every object keeps its index), so they are read from `source`'s checked bytes,
   /// and what `source` has read already serves.
   init(renaming source: FastFields, rootKey: String) {
-    state = Mutex(source.state.withLock { $0 })
+    state = Locked(source.state.withLock { $0 })
     renamedRootKey = rootKey
   }
 

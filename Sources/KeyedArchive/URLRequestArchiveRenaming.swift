@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 @_spi(InPlace) import PropertyList
 
 // A layout conversion renames keys and nothing else: the slot keys of the request object, its

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 import PropertyList
 
 /// An archived NSHTTPURLResponse / NSURLResponse, as modern CFNetwork stores it under

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// Reading a descriptor to its end, for what commands read whole (standard input) and the files
 /// the downloader keeps (its task list): interrupted reads go on, and a limit stops a stream that
@@ -27,7 +27,8 @@ package enum DescriptorReads {
     throws(Failure) -> Int
   {
     while true {
-      let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+      // The C library's read(2): this type's own `read` would otherwise be found first.
+      let count = systemRead(descriptor, buffer.baseAddress, buffer.count)
       if count >= 0 { return count }
       guard errno == EINTR else { throw .system(errno) }
     }
@@ -45,4 +46,13 @@ package enum DescriptorReads {
       data.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[..<count]))
     }
   }
+}
+
+/// read(2), under a name of its own so that the C library's function is found from inside types that
+/// have a `read` of their own.
+@inline(__always)
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int)
+  -> Int
+{
+  read(descriptor, buffer, count)
 }

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// An exclusive `flock` on a file, taken without waiting and held until the lock is freed. The
 /// kernel ties it to a descriptor of its own, not to the process, so a second lock on the file is

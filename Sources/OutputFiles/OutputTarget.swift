@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
+import PortableFoundation
 
 /// Where bytes written to a path land, as a shell's `>` would put them there, for every command
 /// that writes a file it is given (`-o`, `--in-place`, `download -o`, `--resume-data`).

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// Strict one-line base64, as a record of `resumedata batch` carries a blob: Foundation's decoder
 /// accepts padding in the middle (`QU=D`) or piled up at the end (`QUJD====`), so a damaged record

@@ -1,5 +1,5 @@
 import CVectorLoops
-import Foundation
+import PortableFoundation
 
 // The fast way to check a binary plist for `BinaryPropertyListView`: one pass over the offset
 // table in index order instead of a walk from the top object, for the files every writer produces.

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// What an object of a binary property list is.
 @_spi(InPlace)

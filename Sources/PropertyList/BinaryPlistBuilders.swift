@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// What `BinaryParser` makes of the objects it has read and checked. The parser does every check
 /// and decides what is shared and cached; a builder only turns checked bytes into its values, and

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// A binary property list as its object table: every object in file order, with containers holding
 /// references (indexes into the table) rather than values.

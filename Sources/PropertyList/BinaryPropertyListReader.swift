@@ -1,5 +1,5 @@
 import CVectorLoops
-import Foundation
+import PortableFoundation
 
 /// Reads Apple binary property lists (`bplist00`).
 ///

@@ -1,5 +1,4 @@
-import Foundation
-import Synchronization
+import PortableFoundation
 
 /// A binary property list checked exactly as `BinaryPropertyListReader` checks it, then read in
 /// place: no value tree is built, and callers read only the objects they need.
@@ -156,8 +155,7 @@ package final class BinaryPropertyListView {
     self.storage = storage
     ownsStorage = true
     objects = Self.objects(storage, self.parser)
-    if verifying, _isDebugAssertConfiguration() || Self.checksWrittenViews.load(ordering: .relaxed)
-    {
+    if verifying, _isDebugAssertConfiguration() || Self.checksWrittenViews.withLock({ $0 }) {
       if let difference = BinaryViewDifferential.difference(written: self, data, limits: limits) {
         fatalError(
           "a view made from its writer's facts differs from the checked one: \(difference)")
@@ -170,7 +168,7 @@ package final class BinaryPropertyListView {
 
   /// Whether every view made by `init(written:_:limits:)` is checked against the view
   /// `init(validating:limits:)` makes (always in debug builds): for fuzzing.
-  package static let checksWrittenViews = Atomic<Bool>(false)
+  package static let checksWrittenViews = Locked<Bool>(false)
 
   /// The input's bytes in a block of the view's own, after the header and trailer are checked in
   /// place: input that is not a binary plist at all (a large XML one, or noise) is then refused
@@ -377,8 +375,8 @@ public enum BinaryViewDifferential {
   /// that checking them makes, stopping the process on any difference (always so in debug
   /// builds): for fuzzing.
   public static var checksWrittenViews: Bool {
-    get { BinaryPropertyListView.checksWrittenViews.load(ordering: .relaxed) }
-    set { BinaryPropertyListView.checksWrittenViews.store(newValue, ordering: .relaxed) }
+    get { BinaryPropertyListView.checksWrittenViews.withLock { $0 } }
+    set { BinaryPropertyListView.checksWrittenViews.withLock { $0 = newValue } }
   }
 
   /// Nil when a view made from its writer's facts is what checking the same bytes makes: the same

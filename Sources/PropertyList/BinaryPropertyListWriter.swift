@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// Writes binary property lists (`bplist00`) exactly as CoreFoundation does.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 extension BinaryPropertyListView {
   /// One string object to write with other text.

@@ -1,5 +1,5 @@
 import CVectorLoops
-import Foundation
+import PortableFoundation
 
 /// Bytes being written: a block of their own (`ReusableBlocks`), doubled when full and handed to
 /// `Data` when done, without a copy. The XML writer and `batch`'s result lines write through it.

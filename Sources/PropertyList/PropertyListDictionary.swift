@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// A property-list dictionary that keeps its keys in insertion order.
 ///

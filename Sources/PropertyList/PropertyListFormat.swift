@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// The two property-list formats this library reads and writes.
 public enum PropertyListFormat: String, Sendable, Hashable, CaseIterable {

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// One property-list value of any of the types Apple's formats can carry.
 ///

@@ -1,5 +1,5 @@
 import CVectorLoops
-import Foundation
+import PortableFoundation
 
 /// Blocks of memory kept by each thread for the next record: the copy of a binary plist a view
 /// reads, its parser's per-object arrays, a decoded blob, a request archive's bytes.

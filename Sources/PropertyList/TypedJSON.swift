@@ -1,5 +1,5 @@
 import CVectorLoops
-import Foundation
+import PortableFoundation
 
 extension PropertyListValue {
   /// The value as typed JSON: every node is an object with one key naming its plist type, so that

@@ -1,5 +1,5 @@
 import CXMLShim
-import Foundation
+import PortableFoundation
 
 /// Reads Apple's XML property-list format the way CoreFoundation does, streaming through libxml2.
 ///
@@ -609,9 +609,12 @@ private struct XMLValueBuilder {
   static func cleaned(_ message: String) -> String {
     var lines: [String] = []
     for line in message.split(whereSeparator: \.isNewline) {
-      var part = line.trimmingCharacters(in: .whitespaces)
+      // Split at newlines, a line's white space is what CharacterSet.whitespaces holds (which
+      // FoundationEssentials lacks).
+      var part = line.drop(while: \.isWhitespace)
+      while part.last?.isWhitespace == true { part.removeLast() }
       while part.hasSuffix("!") || part.hasSuffix(" ") { part.removeLast() }
-      if !part.isEmpty { lines.append(part) }
+      if !part.isEmpty { lines.append(String(part)) }
     }
     return lines.isEmpty ? "XML parse error" : lines.joined(separator: "; ")
   }

@@ -1,5 +1,5 @@
 import CVectorLoops
-import Foundation
+import PortableFoundation
 
 /// Writes XML property lists in CoreFoundation's exact layout.
 ///

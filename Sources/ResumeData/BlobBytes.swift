@@ -1,6 +1,5 @@
-import Foundation
+import PortableFoundation
 import PropertyList
-import Synchronization
 
 /// The bytes a blob is: those it was read from, or, for a plain blob a conversion made from a
 /// dictionary, the XML that dictionary is written as, written only when first asked for.
@@ -65,7 +64,7 @@ struct BlobBytes: Sendable, Hashable {
 private final class PendingXML: Sendable {
   let dictionary: PropertyListDictionary
   let bounds: BlobBytes.WritableXML
-  private let written = Mutex<Data?>(nil)
+  private let written = Locked<Data?>(nil)
 
   init(_ dictionary: PropertyListDictionary, bounds: BlobBytes.WritableXML) {
     self.dictionary = dictionary

@@ -1,5 +1,5 @@
-import Foundation
 import KeyedArchive
+import PortableFoundation
 import PropertyList
 
 extension ResumeData {

@@ -1,5 +1,5 @@
-import Foundation
 import KeyedArchive
+import PortableFoundation
 @_spi(Writing) import PropertyList
 
 extension ResumeData {
@@ -178,7 +178,9 @@ extension ResumeData {
     guard let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),
       attributes[.type] as? FileAttributeType == .typeRegular
     else { return nil }
-    return (attributes[.size] as? NSNumber)?.int64Value
+    // FoundationEssentials gives the size as a UInt; Darwin's Foundation as an NSNumber, which
+    // `as? UInt` bridges.
+    return (attributes[.size] as? UInt).flatMap { Int64(exactly: $0) }
   }
 
   /// A `file://` URL's path, or the path itself.

@@ -1,5 +1,5 @@
-import Foundation
 import KeyedArchive
+import PortableFoundation
 import PropertyList
 
 extension ResumeData {
@@ -70,7 +70,8 @@ extension ResumeData {
     // punycode): Apple's URL parsing before iOS 17 gives nil for a space, a control character or
     // a letter outside ASCII, and a blob holding one could not be resumed there.
     if let bad = url.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value >= 0x7F }) {
-      let character = String(format: "U+%04X", bad.value)
+      let digits = String(bad.value, radix: 16, uppercase: true)
+      let character = "U+" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
       throw ResumeDataError(
         .invalidEdit,
         "\(String(reflecting: url)) holds \(character), which a URL cannot: percent-encode it "

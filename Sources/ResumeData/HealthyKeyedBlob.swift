@@ -1,5 +1,5 @@
-import Foundation
 import KeyedArchive
+import PortableFoundation
 @_spi(InPlace) import PropertyList
 
 /// A keyed blob that needs nothing, recognized in one pass over its bytes

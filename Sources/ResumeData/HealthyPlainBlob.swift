@@ -1,5 +1,5 @@
-import Foundation
 import KeyedArchive
+import PortableFoundation
 import PropertyList
 
 /// A plain v2 blob that needs nothing, recognized without its request archives being decoded

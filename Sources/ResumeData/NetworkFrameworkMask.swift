@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// Network.framework's resume blobs are a keyed archive whose first 8 bytes are XORed with ASCII
 /// `TedLasso` (format reference §1 and §7), so that a blob starts `36 15 08 25 12 07 43 5F`.

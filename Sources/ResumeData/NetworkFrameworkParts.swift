@@ -1,7 +1,6 @@
-import Foundation
 import KeyedArchive
+import PortableFoundation
 @_spi(InPlace) import PropertyList
-import Synchronization
 
 // What the toolkit reads from a Network.framework blob's root object: its requests and response as
 // archives of their own (the form CFNetwork's blobs keep them in, and what conversion writes), its
@@ -187,14 +186,14 @@ final class NetworkFrameworkRoot: Sendable {
   let parts: NetworkFrameworkParts
   private let archive: LazyKeyedArchive
   private let limits: KeyedArchiveLimits
-  private let decoded: Mutex<ArchivedObject?>
+  private let decoded: Locked<ArchivedObject?>
 
   /// Parts of the root object already decoded.
   init(info: ArchivedObject, archive: LazyKeyedArchive, limits: KeyedArchiveLimits) {
     parts = NetworkFrameworkParts(info: info)
     self.archive = archive
     self.limits = limits
-    decoded = Mutex(info)
+    decoded = Locked(info)
   }
 
   /// Parts read in place from an archive checked to decode, with a root that decodes.
@@ -202,7 +201,7 @@ final class NetworkFrameworkRoot: Sendable {
     self.parts = parts
     self.archive = archive
     self.limits = limits
-    decoded = Mutex(nil)
+    decoded = Locked(nil)
   }
 
   /// The root object, decoded now if it was not yet.

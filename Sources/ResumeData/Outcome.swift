@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// What a system does with a blob as it is (unrepaired), because of one finding.
 ///

@@ -1,5 +1,5 @@
-import Foundation
 import KeyedArchive
+import PortableFoundation
 @_spi(InPlace) @_spi(Writing) import PropertyList
 
 /// Which producer's form a resume blob has (format reference §1).

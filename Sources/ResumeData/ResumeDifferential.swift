@@ -1,5 +1,5 @@
-import Foundation
 @_spi(Differential) import KeyedArchive
+import PortableFoundation
 
 /// The check that `ResumeData(decoding:)`, which reads binary keyed blobs in place when it can,
 /// gives exactly what the eager path (`init(decodingEagerly:)`) gives. For the differential tests

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// Which bytes of a segmented download's partial file are on disk, as resume data records them.
 ///

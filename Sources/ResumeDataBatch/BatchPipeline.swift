@@ -1,8 +1,8 @@
 import Dispatch
-import Foundation
+import OutputFiles
+import PortableFoundation
 @_spi(Writing) import PropertyList
 import ResumeData
-import Synchronization
 
 /// What a batch does to every record's blob, and the limits it keeps.
 public struct BatchOptions: Sendable {
@@ -272,7 +272,7 @@ public struct BatchPipeline: Sendable {
       },
       deliver: deliver)
     if let readError {
-      throw BatchInputError("cannot read: \(readError.localizedDescription)", file: inputName)
+      throw BatchInputError("cannot read: \(systemReason(readError))", file: inputName)
     }
     return allOk
   }
@@ -551,7 +551,7 @@ private final class BatchWork: @unchecked Sendable {
   private let processor: BatchProcessor
   private let threads: Int
   // Guards everything below it.
-  private let condition = NSCondition()
+  private let condition = ThreadCondition()
   // The windows with records not yet taken, oldest first, and the next run of the first.
   private var windows: [WindowInFlight] = []
   private var next = 0
@@ -565,13 +565,12 @@ private final class BatchWork: @unchecked Sendable {
     // fewer of them at once than were asked for.
     for _ in 0..<threads {
       threadsDone.enter()
-      let thread = Thread { [self] in
+      startThread { [self] in
         while let (window, run) = take() {
           window.store(window.process(run, with: processor), at: run)
         }
         threadsDone.leave()
       }
-      thread.start()
     }
   }
 
@@ -596,17 +595,17 @@ private final class BatchWork: @unchecked Sendable {
 
   /// The next run of records to process, waiting for one; nil once finished and none is left.
   private func take() -> (WindowInFlight, Int)? {
-    condition.lock()
-    defer { condition.unlock() }
-    while windows.isEmpty, !finished { condition.wait() }
-    guard let window = windows.first else { return nil }
-    let run = next
-    next += 1
-    if next == window.runs {
-      windows.removeFirst()
-      next = 0
+    condition.withLock {
+      while windows.isEmpty, !finished { condition.wait() }
+      guard let window = windows.first else { return nil }
+      let run = next
+      next += 1
+      if next == window.runs {
+        windows.removeFirst()
+        next = 0
+      }
+      return (window, run)
     }
-    return (window, run)
   }
 }
 
@@ -631,7 +630,7 @@ private final class WindowInFlight: @unchecked Sendable {
   /// Runs in the window.
   let runs: Int
   private let done = DispatchSemaphore(value: 0)
-  private let remaining: Atomic<Int>
+  private let remaining: Locked<Int>
   // Each slot is written by one thread (the one that took its run) and read only after the last
   // store, whose decrement and signal order every write before the reads.
   private let slots: UnsafeMutableBufferPointer<RunText?>
@@ -654,7 +653,7 @@ private final class WindowInFlight: @unchecked Sendable {
     runs = (lines.count + runLength - 1) / runLength
     self.lines = lines
     self.firstLine = firstLine
-    remaining = Atomic(runs)
+    remaining = Locked(runs)
     slots = .allocate(capacity: runs)
     slots.initialize(repeating: nil)
     order = lines.groupedOrder()
@@ -701,7 +700,11 @@ private final class WindowInFlight: @unchecked Sendable {
 
   func store(_ result: RunText, at run: Int) {
     slots[run] = result
-    if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.signal() }
+    let left = remaining.withLock { count in
+      count -= 1
+      return count
+    }
+    if left == 0 { done.signal() }
   }
 
   /// Waits until every run of the window is done; only then are its results read.

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 @_spi(Writing) import PropertyList
 import ResumeData
 

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 import PropertyList
 
 /// One input line of `resumedata batch`: `{"id": …, "blob": "<base64>"}` or

@@ -1,5 +1,5 @@
-import Foundation
 import OutputFiles
+import PortableFoundation
 
 /// Reading and replacing files the way `batch` does for its "path" records, and every command of
 /// the command-line tool for its own files: bounded reads, atomic writes, backups that never
@@ -54,24 +54,22 @@ package enum FileAccess {
     default:
       if regularFileOnly { throw FileAccessError(.unreadable, "not a regular file", file: path) }
     }
-    let handle: FileHandle
-    do {
-      handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-    } catch {
-      throw FileAccessError(.unreadable, "cannot open: \(systemReason(error))", file: path)
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      throw FileAccessError(
+        .unreadable, "cannot open: \(String(cString: strerror(errno)))", file: path)
     }
-    defer { try? handle.close() }
+    defer { close(descriptor) }
     do {
-      let data = try handle.read(upToCount: limit + 1) ?? Data()
-      guard data.count <= limit else {
-        throw FileAccessError(
-          .unreadable, "larger than the \(limit)-byte input limit", file: path)
-      }
-      return data
-    } catch let error as FileAccessError {
-      throw error
+      return try DescriptorReads.readAll(descriptor, limit: limit)
     } catch {
-      throw FileAccessError(.unreadable, "cannot read: \(systemReason(error))", file: path)
+      switch error {
+      case .longerThan:
+        throw FileAccessError(.unreadable, "larger than the \(limit)-byte input limit", file: path)
+      case .system(let code):
+        throw FileAccessError(
+          .unreadable, "cannot read: \(String(cString: strerror(code)))", file: path)
+      }
     }
   }
 

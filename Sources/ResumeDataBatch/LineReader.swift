@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// Bytes read from an input, shared by the lines in them and by whoever holds those lines: lines
 /// are handed out as ranges of the chunk they were read into, never copied out of it.

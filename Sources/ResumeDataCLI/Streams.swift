@@ -1,7 +1,7 @@
 import Foundation
 import OutputFiles
+import PortableFoundation
 import ResumeDataBatch
-import Synchronization
 
 /// Where a command reads and writes; the real process streams, or buffers in tests.
 public struct Streams: Sendable {
@@ -159,12 +159,12 @@ private let standardInputPipeEnlarged: Void = {
 /// Standard input read whole once, then handed out in parts: the streaming view of streams made
 /// from a `Data` (tests).
 private final class WholeInput: Sendable {
-  private let state: Mutex<(data: Data?, offset: Int)>
+  private let state: Locked<(data: Data?, offset: Int)>
   private let readAll: @Sendable () throws -> Data
 
   init(_ readAll: @escaping @Sendable () throws -> Data) {
     self.readAll = readAll
-    state = Mutex((nil, 0))
+    state = Locked((nil, 0))
   }
 
   @Sendable func readPart(_ buffer: UnsafeMutableRawBufferPointer) throws -> Int {

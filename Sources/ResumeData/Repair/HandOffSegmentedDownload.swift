@@ -1,11 +1,5 @@
-import Foundation
+import PortableFoundation
 import PropertyList
-
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
 
 /// Every Apple target — a download over several connections handed to an Apple system. This
 /// toolkit's downloader allocates the partial file to the whole length and records the ranges on

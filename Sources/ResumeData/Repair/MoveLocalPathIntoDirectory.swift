@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 import PropertyList
 
 /// Every CFNetwork target and Linux — a `LocalPath` into an old sandbox. v1, Safari-made and

@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 import PropertyList
 
 /// Every target with a byte count — BytesReceived disagrees with the partial file. A crash or a

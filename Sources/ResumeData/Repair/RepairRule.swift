@@ -1,4 +1,4 @@
-import Foundation
+import PortableFoundation
 
 /// One repair: which OS needs it, what symptom it prevents, what it changes. Each rule lives in its
 /// own file with its doc comment, and has a before/after fixture in `Fixtures/repair/`.
