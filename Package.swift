@@ -69,7 +69,10 @@ let package = Package(
     // The only target that imports FoundationNetworking.
     .target(
       name: "Downloader",
-      dependencies: ["CCryptoShim", "PropertyList", "KeyedArchive", "ResumeData", "OutputFiles"]
+      dependencies: [
+        "PortableFoundation", "CCryptoShim", "PropertyList", "KeyedArchive", "ResumeData",
+        "OutputFiles",
+      ]
     ),
     // The batch engine: NDJSON records in, result lines out, on threads of its own; the CLI's
     // `batch` is a front over it.
@@ -80,8 +83,8 @@ let package = Package(
     .target(
       name: "ResumeDataCLI",
       dependencies: [
-        "PropertyList", "KeyedArchive", "ResumeData", "ResumeDataBatch", "Downloader",
-        "OutputFiles",
+        "PortableFoundation", "PropertyList", "KeyedArchive", "ResumeData", "ResumeDataBatch",
+        "Downloader", "OutputFiles",
       ]
     ),
     .executableTarget(

@@ -18,8 +18,8 @@ package final class LazyKeyedArchive: Sendable, Hashable {
 
   // Set once, and the checked plist the bytes were read through until the archive is decoded,
   // and whether the bytes are their own encoding once that has been checked: what `encoded()`
-  // needs to write an archive without decoding it. A `Locked` (a `Mutex` on Linux) rather than a lock object: one
-  // allocation fewer per archive.
+  // needs to write an archive without decoding it. A `Locked` rather than a lock object: on Linux
+  // (where it is a `Mutex`) one allocation fewer per archive.
   private struct State: @unchecked Sendable {
     // The view is only touched under the mutex.
     var decoded: KeyedArchive?

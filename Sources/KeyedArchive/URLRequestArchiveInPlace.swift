@@ -19,7 +19,7 @@ final class FastFields: Sendable {
   // read. Each group is read apart: a typical reader asks for the URL and method, sometimes the
   // headers (which cost as much as every other field together), rarely the rest. The request is
   // kept once they are: a rewrite of its keys works on its checked bytes (a few kilobytes). A
-  // `Locked` (inline on Linux) rather than a lock object: one allocation fewer per request read.
+  // `Locked` rather than a lock object: on Linux (a `Mutex`) one allocation fewer per request read.
   private struct State: @unchecked Sendable {
     // The checked plist it reads is only touched under the mutex.
     var request: InPlaceRequest

@@ -27,7 +27,6 @@ package enum DescriptorReads {
     throws(Failure) -> Int
   {
     while true {
-      // The C library's read(2): this type's own `read` would otherwise be found first.
       let count = systemRead(descriptor, buffer.baseAddress, buffer.count)
       if count >= 0 { return count }
       guard errno == EINTR else { throw .system(errno) }

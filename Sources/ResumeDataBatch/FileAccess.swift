@@ -63,13 +63,10 @@ package enum FileAccess {
     do {
       return try DescriptorReads.readAll(descriptor, limit: limit)
     } catch {
-      switch error {
-      case .longerThan:
-        throw FileAccessError(.unreadable, "larger than the \(limit)-byte input limit", file: path)
-      case .system(let code):
-        throw FileAccessError(
-          .unreadable, "cannot read: \(String(cString: strerror(code)))", file: path)
-      }
+      // A system error is a read that failed; a file over the limit says only that.
+      let reason = InputReadError(error).message
+      guard case .system = error else { throw FileAccessError(.unreadable, reason, file: path) }
+      throw FileAccessError(.unreadable, "cannot read: \(reason)", file: path)
     }
   }
 
