@@ -6,20 +6,26 @@
 // enabled per function and chosen at run time.
 
 #include "CVectorLoops.h"
+#include "vector_choice.h"
 
-#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#if CVL_AVX2
 
 #include <immintrin.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int has_avx2;
 
+// RESUMEDATA_NO_AVX2 (any value) makes a processor with AVX2 look like one without, so that the
+// tests can run the SSE2-only case an older x86-64 processor takes.
 __attribute__((constructor)) static void cb64v_detect(void) {
   __builtin_cpu_init();
-  has_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+  has_avx2 = __builtin_cpu_supports("avx2") && getenv("RESUMEDATA_NO_AVX2") == NULL ? 1 : 0;
 }
 
 int cb64v_available(void) { return has_avx2; }
+
+int cvl_vector_paths(void) { return CVL_SSE2 | (has_avx2 ? 2 : 0); }
 
 // One block: input[0..<24] to out[0..<32].
 __attribute__((target("avx2"))) static inline void encode_block(const uint8_t *input,
@@ -349,6 +355,8 @@ int cb64v_encode_lines(const uint8_t *input, size_t count, size_t line_bytes, si
 #else
 
 int cb64v_available(void) { return 0; }
+
+int cvl_vector_paths(void) { return CVL_SSE2; }
 
 size_t cb64v_encode_blocks(const uint8_t *input, size_t count, uint8_t *out) {
   (void)input;

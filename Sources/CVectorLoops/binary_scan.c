@@ -9,8 +9,9 @@
 #include <string.h>
 
 #include "CVectorLoops.h"
+#include "vector_choice.h"
 
-#if defined(__x86_64__)
+#if CVL_SSE2
 #include <emmintrin.h>
 #endif
 
@@ -42,7 +43,7 @@ static inline uint32_t load32(const uint8_t *at) {
 // Whether every byte is below 0x80: sixteen bytes a step in SSE2, the last step overlapping; short
 // strings in two overlapping words.
 static inline int is_ascii(const uint8_t *text, int64_t count) {
-#if defined(__x86_64__)
+#if CVL_SSE2
   if (count >= 16) {
     // Up to 32 bytes (most keys and class names) in two overlapping loads.
     __m128i high = _mm_or_si128(_mm_loadu_si128((const __m128i *)text),

@@ -5,8 +5,9 @@
 #include <string.h>
 
 #include "CVectorLoops.h"
+#include "vector_choice.h"
 
-#if defined(__x86_64__)
+#if CVL_SSE2
 #include <emmintrin.h>
 
 // Bytes below 0x20 (unsigned: the minimum with 0x1F is the byte itself).
@@ -34,12 +35,19 @@ static inline int json_wanted_in_word(uint64_t word) {
 
 int cvl_json_needs_escapes(const uint8_t *text, size_t count) {
   size_t position = 0;
-#if defined(__x86_64__)
+#if CVL_SSE2
   for (; count - position >= 16; position += 16) {
     __m128i bytes = _mm_loadu_si128((const __m128i *)(text + position));
     __m128i wanted =
         _mm_or_si128(below_space(bytes), _mm_or_si128(equal(bytes, '"'), equal(bytes, '\\')));
     if (_mm_movemask_epi8(wanted)) return 1;
+  }
+#else
+  // Without vectors, a word at a time up to the last eight bytes or fewer.
+  for (; count - position > 8; position += 8) {
+    uint64_t word;
+    memcpy(&word, text + position, 8);
+    if (json_wanted_in_word(word)) return 1;
   }
 #endif
   // What is left (most strings of a result line are short): in two words that overlap where it
@@ -74,7 +82,7 @@ static inline int xml_wanted(uint8_t byte) {
 
 int cvl_xml_needs_escaping(const uint8_t *text, size_t count) {
   size_t position = 0;
-#if defined(__x86_64__)
+#if CVL_SSE2
   for (; count - position >= 16; position += 16) {
     __m128i bytes = _mm_loadu_si128((const __m128i *)(text + position));
     // Control characters but tab and LF (CR is among them).
@@ -98,7 +106,7 @@ static inline int plain(uint8_t byte) {
 
 int cvl_xml_is_plain_text(const uint8_t *text, size_t count) {
   size_t position = 0;
-#if defined(__x86_64__)
+#if CVL_SSE2
   for (; count - position >= 16; position += 16) {
     __m128i bytes = _mm_loadu_si128((const __m128i *)(text + position));
     // 0x7F and above (unsigned: the maximum with 0x7F is the byte itself).
@@ -115,7 +123,7 @@ int cvl_xml_is_plain_text(const uint8_t *text, size_t count) {
   return 1;
 }
 
-#if defined(__x86_64__)
+#if CVL_SSE2
 static inline int breaks_or_nul(const uint8_t *text) {
   __m128i bytes = _mm_loadu_si128((const __m128i *)text);
   __m128i wanted =
@@ -126,7 +134,7 @@ static inline int breaks_or_nul(const uint8_t *text) {
 
 int cvl_holds_line_break_or_nul(const uint8_t *text, size_t count) {
   size_t position = 0;
-#if defined(__x86_64__)
+#if CVL_SSE2
   if (count >= 16) {
     for (; count - position >= 16; position += 16) {
       if (breaks_or_nul(text + position)) return 1;

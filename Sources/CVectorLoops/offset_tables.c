@@ -3,8 +3,9 @@
 // every request archive and most resume blobs are, has entries of one or two bytes.
 
 #include "CVectorLoops.h"
+#include "vector_choice.h"
 
-#if defined(__x86_64__)
+#if CVL_SSE2
 #include <emmintrin.h>
 
 // Eight entries, widened to 16 bits: stored as eight words; the lanes outside as all ones.
@@ -29,7 +30,7 @@ int cvl_read_offsets(const uint8_t *table, size_t count, size_t width, uint64_t 
   size_t index = 0;
   // Unsigned: an entry below 8 wraps around to a huge value and fails the same test.
   uint64_t outside = 0;
-#if defined(__x86_64__)
+#if CVL_SSE2
   // Entries are below 0x10000, so a limit above 0xFFF8 refuses only entries below 8, as 0xFFF8
   // does once they are taken 8 from in 16 bits (to 0xFFF8 or more, where every other entry less
   // 8 is at most 0xFFF7).

@@ -251,10 +251,11 @@ package enum Base64Groups {
           base, from: read, to: end, tables: tables, into: out + written, vectors: vectors)
         read = run.read
         written &+= run.written
-        if read == end {
-          // The guess was right: the next line.
-          if isWhitespace(read) { continue }
-          // A line longer than the guess: the rest of it.
+        // The guess was right: the next line.
+        if read == end, isWhitespace(read) { continue }
+        // A line longer than the guess, or a guess that is not of whole groups (the loops stopped
+        // for want of room, not at a group that is not clean): the rest of it.
+        if end &- read < 4 {
           run = groups(
             base, from: read, to: count, tables: tables, into: out + written, vectors: vectors)
           read = run.read

@@ -9,15 +9,35 @@ import Testing
 /// bytes and count for every byte at every position of a text.
 @Suite("Base64 in vectors")
 struct Base64VectorTests {
-  @Test("The vector loops run where the processor has AVX2")
+  @Test("The vector loops run where the processor has AVX2, unless the build or run turns them off")
   func vectorsWhereAVX2() throws {
+    // Bit 1 of cvl_vector_paths: the vector paths were compiled in (not CVL_SCALAR_ONLY).
+    let compiled = cvl_vector_paths() & 1 != 0
+    let turnedOff = ProcessInfo.processInfo.environment["RESUMEDATA_NO_AVX2"] != nil
     #if arch(x86_64) && os(Linux)
       let cpuinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
       let flags = cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") } ?? ""
-      #expect(Base64Groups.hasVectors == flags.split(separator: " ").contains("avx2"))
+      let expected = compiled && !turnedOff && flags.split(separator: " ").contains("avx2")
+      #expect(Base64Groups.hasVectors == expected)
     #else
+      #expect(!compiled)
       #expect(!Base64Groups.hasVectors)
     #endif
+  }
+
+  // CI runs the suite three ways and says which in RESUMEDATA_EXPECT_VECTORS, so that a switch
+  // that stopped working fails here rather than testing the same paths three times.
+  @Test("The run takes the vector paths CI asked for")
+  func vectorPathsAsAsked() {
+    let paths = cvl_vector_paths()
+    #expect(Base64Groups.hasVectors == (paths & 2 != 0))
+    switch ProcessInfo.processInfo.environment["RESUMEDATA_EXPECT_VECTORS"] {
+    case nil: break
+    case "scalar": #expect(paths == 0)
+    case "sse2": #expect(paths == 1)
+    case "avx2": #expect(paths == 3)
+    case let other?: Issue.record("RESUMEDATA_EXPECT_VECTORS=\(other): not scalar, sse2 or avx2")
+    }
   }
 
   @Test(

@@ -14,6 +14,11 @@
 /// Whether the vector loops run on this processor.
 int cb64v_available(void);
 
+/// Which vector paths this build runs: 1 where the SSE2 scans were compiled in (x86-64 without
+/// CVL_SCALAR_ONLY), plus 2 where the AVX2 base64 loops run (compiled in, the processor has AVX2,
+/// and RESUMEDATA_NO_AVX2 is unset); 0 where only the scalar paths run.
+int cvl_vector_paths(void);
+
 /// Encodes the whole blocks of 24 bytes at the start of `input` (`count` bytes) into 32
 /// characters each at `out`, and returns how many bytes it read (a multiple of 24). Reads only
 /// `input[0..<count]`; writes only the characters of the blocks it read.
