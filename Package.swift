@@ -3,8 +3,21 @@ import PackageDescription
 
 // Layers point one way: bytes → PropertyList → KeyedArchive → ResumeData → (ResumeDataBatch,
 // Downloader) → CLI.
+
+// Apple's platforms: their SDKs ship libxml2 (linked by name, headers found as CXMLShim/shim.c
+// says) and CryptoKit, but no libcrypto. Everywhere else: pkg-config's libxml2 and libcrypto.
+let applePlatforms: [Platform] = [.macOS, .macCatalyst, .iOS, .tvOS, .watchOS, .visionOS]
+let otherPlatforms: [Platform] = [.linux, .android, .windows, .openbsd, .wasi]
+
 let package = Package(
   name: "ResumeDataKit",
+  // The lowest systems the code needs: OSAllocatedUnfairLock (Locked.swift, in place of
+  // Synchronization's Mutex, which needs macOS 15 / iOS 18) and URL(filePath:) arrived in macOS 13,
+  // iOS 16, tvOS 16 and watchOS 9; visionOS has both from 1.0. Typed throws needs the Swift 6 runtime
+  // only where a typed-throws function type is used as a generic value, which the compiler rejects
+  // for an older deployment target; no Apple SDK was at hand to check that, so these are the floor
+  // the APIs set, not systems the package was run on.
+  platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
   products: [
     .library(name: "PropertyList", targets: ["PropertyList"]),
     .library(name: "KeyedArchive", targets: ["KeyedArchive"]),
@@ -16,8 +29,9 @@ let package = Package(
     .executable(name: "resumedata-bench", targets: ["resumedata-bench"]),
   ],
   targets: [
-    // libxml2 only links through this target; no Swift code imports its headers (they clash with
-    // Foundation's ICU module on Debian), so the C shim below is the one place that includes them.
+    // libxml2 only links through this target off Apple platforms (pkg-config gives the header
+    // path and the library); no Swift code imports its headers (they clash with Foundation's ICU
+    // module on Debian), so the C shim below is the one place that includes them.
     .systemLibrary(
       name: "CLibXML2",
       pkgConfig: "libxml-2.0",
@@ -25,7 +39,8 @@ let package = Package(
     ),
     .target(
       name: "CXMLShim",
-      dependencies: ["CLibXML2"]
+      dependencies: [.target(name: "CLibXML2", condition: .when(platforms: otherPlatforms))],
+      linkerSettings: [.linkedLibrary("xml2", .when(platforms: applePlatforms))]
     ),
     // Vector loops in C (base64 in AVX2, chosen at run time; byte scans in SSE2): Swift cannot
     // enable AVX2 per function, and its SIMD types do not reach these instructions.
@@ -49,7 +64,8 @@ let package = Package(
       name: "ResumeData",
       dependencies: ["PortableFoundation", "PropertyList", "KeyedArchive"]
     ),
-    // libcrypto (OpenSSL) only links through this target; the C shim below alone includes its headers.
+    // libcrypto (OpenSSL) only links through this target, off Apple platforms (CryptoKit computes
+    // the digests there: Downloader/DigestEngine.swift); the C shim below alone includes its headers.
     .systemLibrary(
       name: "CLibCrypto",
       pkgConfig: "libcrypto",
@@ -70,8 +86,9 @@ let package = Package(
     .target(
       name: "Downloader",
       dependencies: [
-        "PortableFoundation", "CCryptoShim", "PropertyList", "KeyedArchive", "ResumeData",
-        "OutputFiles",
+        "PortableFoundation",
+        .target(name: "CCryptoShim", condition: .when(platforms: otherPlatforms)),
+        "PropertyList", "KeyedArchive", "ResumeData", "OutputFiles",
       ]
     ),
     // The batch engine: NDJSON records in, result lines out, on threads of its own; the CLI's

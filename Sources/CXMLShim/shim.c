@@ -3,11 +3,27 @@
 
 #include "CXMLShim.h"
 
+// Where libxml2's headers are found. Off Apple platforms pkg-config (the CLibXML2 target) puts
+// their directory (/usr/include/libxml2 on Debian) on the search path, so <libxml/...> resolves.
+// Apple's SDKs keep them in usr/include/libxml2 too, which is on no search path, and SwiftPM takes no
+// SDK-relative header path. C targets there are compiled with clang modules, and the SDKs declare
+// a `libxml2` module (what has let packages `import libxml2` with no header path since Xcode 11.4);
+// the second spelling is meant to resolve through it, the headers' own <libxml/...> includes with
+// it. That branch is prepared, not built: no Apple SDK is available to this package's CI, and if it
+// fails there, a dependent can pass -Xcc -I$SDKROOT/usr/include/libxml2 to take the first.
+#if __has_include(<libxml/parser.h>)
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
 #include <libxml/xmlIO.h>
 #include <libxml/xmlerror.h>
 #include <libxml/xmlversion.h>
+#else
+#include <libxml2/libxml/parser.h>
+#include <libxml2/libxml/parserInternals.h>
+#include <libxml2/libxml/xmlIO.h>
+#include <libxml2/libxml/xmlerror.h>
+#include <libxml2/libxml/xmlversion.h>
+#endif
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -1,7 +1,6 @@
-import CCryptoShim
 import Foundation
 
-/// A message-digest algorithm, computed by OpenSSL's libcrypto.
+/// A message-digest algorithm, computed by OpenSSL's libcrypto (CryptoKit on Apple platforms).
 public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable {
   /// SHA-256 (32 bytes).
   case sha256
@@ -18,23 +17,15 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable {
     case .md5: 16
     }
   }
-
-  var shimAlgorithm: rd_digest_algorithm {
-    switch self {
-    case .sha256: RD_DIGEST_SHA256
-    case .sha1: RD_DIGEST_SHA1
-    case .md5: RD_DIGEST_MD5
-    }
-  }
 }
 
 /// A digest computed over bytes fed in pieces, as a download arrives.
 ///
-/// Non-copyable: it owns libcrypto's context, which is freed exactly once, and a digest in
-/// progress cannot be shared by accident.
+/// Non-copyable: it owns its engine's context (libcrypto's), which is freed exactly once, and a
+/// digest in progress cannot be shared by accident. See DigestEngine.swift for which engine.
 public struct StreamingDigest: ~Copyable, @unchecked Sendable {
   // Owned uniquely (the type cannot be copied), so sending it to another task is safe.
-  private let context: OpaquePointer
+  private var engine: DigestEngine
   /// The algorithm.
   public let algorithm: DigestAlgorithm
 
@@ -42,22 +33,13 @@ public struct StreamingDigest: ~Copyable, @unchecked Sendable {
   ///
   /// - Throws: `DigestError` when libcrypto cannot provide the algorithm.
   public init(_ algorithm: DigestAlgorithm) throws(DigestError) {
-    guard let context = rd_digest_new(algorithm.shimAlgorithm) else {
-      throw DigestError(message: "libcrypto cannot compute \(algorithm.rawValue)")
-    }
-    self.context = context
+    engine = try DigestEngine(algorithm)
     self.algorithm = algorithm
-  }
-
-  deinit {
-    rd_digest_free(context)
   }
 
   /// Feeds bytes.
   public mutating func update(_ bytes: UnsafeRawBufferPointer) {
-    guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-    // libcrypto's update only fails on a broken context, which `init` never hands out.
-    _ = rd_digest_update(context, base, bytes.count)
+    engine.update(bytes)
   }
 
   /// Feeds the bytes of `data`.
@@ -67,21 +49,12 @@ public struct StreamingDigest: ~Copyable, @unchecked Sendable {
 
   /// The digest of everything fed so far, leaving this one open for more.
   public func current() -> [UInt8] {
-    guard let copy = rd_digest_copy(context) else { return [] }
-    defer { rd_digest_free(copy) }
-    return Self.final(copy)
+    engine.current()
   }
 
   /// The digest of everything fed; the digest ends here.
   public consuming func finalize() -> [UInt8] {
-    Self.final(context)
-  }
-
-  private static func final(_ context: OpaquePointer) -> [UInt8] {
-    var output = [UInt8](repeating: 0, count: 64)
-    var length: UInt32 = 0
-    guard rd_digest_final(context, &output, &length) == 1 else { return [] }
-    return Array(output.prefix(Int(length)))
+    engine.finalize()
   }
 
   /// The digest of a whole buffer in one call.
