@@ -1,0 +1,9 @@
+import InspectOne
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+exit(inspectOne(CommandLine.arguments))
