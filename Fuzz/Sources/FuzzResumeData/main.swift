@@ -52,7 +52,35 @@ enum ResumeDataHarness {
     }
     transform(resume, read: data)
     besidePartialFile(resume)
+    forURLSession(data, resume)
     return 0
+  }
+
+  // One system for each repair target the one call for Apple downloaders reaches.
+  static let systems: [AppleSystem] = [
+    AppleSystem(.iOS, 10, 0), AppleSystem(.iOS, 10, 3), AppleSystem(.iOS, 11, 1),
+    AppleSystem(.iOS, 11, 4), AppleSystem(.iOS, 12, 1), AppleSystem(.iOS, 17, 5),
+    AppleSystem(.iOS, 18, 2, networkFrameworkLoader: true),
+  ]
+
+  /// `ResumeData.forURLSession` on a system picked by the blob: a blob it hands back must read,
+  /// and the system must resume it; one it refuses must say why.
+  static func forURLSession(_ data: Data, _ resume: ResumeData) {
+    let system = systems[(resume.originalCount / 7) % systems.count]
+    switch ResumeData.forURLSession(data, on: system, partialFile: .notChecked, limits: limits) {
+    case .resume(let bytes, _):
+      guard let again = try? ResumeData(decoding: bytes, limits: KeyedArchiveLimits()),
+        let target = system.repairTarget
+      else { fatalError("forURLSession handed back a blob that does not read (\(system))") }
+      let outcome = ResumeData.outcome(of: again.judgements(for: target))
+      guard outcome == .resume else {
+        fatalError("forURLSession handed back a blob \(system) would not resume: \(outcome)")
+      }
+    case .startOver(let reason, let findings):
+      guard findings.contains(reason), !reason.message.isEmpty else {
+        fatalError("forURLSession started over without a reason among its findings")
+      }
+    }
   }
 
   /// A directory of this process's own for partial files, in memory where Linux has one.
