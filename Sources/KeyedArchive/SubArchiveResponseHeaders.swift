@@ -4,6 +4,11 @@ import PortableFoundation
 // The sub-archive writer's reading of a response's header fields in place (see
 // SubArchiveWriter.swift): for an object the writer writes, the values that decoding the archive
 // it writes as a `URLResponseArchive` would give, without writing or decoding it.
+//
+// Its tree twin: `URLResponseArchive(decoding: archivedAsRoot(uid)).headerFields`. Held equal by
+// `ResumeDifferential.writerDifference` in Tests/ResumeDataTests/SubArchiveTests.swift ("A
+// response's validators read with the parts in place, as its decoded header fields") and by the
+// fuzz harness Fuzz/Sources/FuzzResumeData/main.swift.
 
 extension KeyedArchiveView {
   /// For an object that `archivedAsRoot` writes, the value of each header field named in `names`

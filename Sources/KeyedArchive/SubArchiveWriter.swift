@@ -25,6 +25,15 @@ import PortableFoundation
 // archive into the layout), SubArchiveLayout.swift (the builder's layout and sharing),
 // SubArchiveFlattener.swift (the flattener's sharing) and SubArchiveByteWriter.swift (the bytes).
 // SubArchiveResponseHeaders.swift reads a written response's header fields in place.
+//
+// Its tree twin: `KeyedArchive(root: decodeValue(uid)).encoded()` (ArchiveDecoding.swift,
+// KeyedArchiveBuilder.swift, ArchiverFlattener.swift and PropertyList's
+// BinaryPropertyListWriter.swift); `encodedDictionary`'s, `KeyedArchive(root: .dictionary(…))`
+// encoded the same way. Held equal by the differentials of `SubArchiveDifferential` (below) and
+// `ResumeDifferential.writerDifference` in Tests/ResumeDataTests/SubArchiveTests.swift and
+// Tests/KeyedArchiveTests/FuzzRegressionTests.swift, and by the fuzz harnesses
+// Fuzz/Sources/FuzzKeyedArchive/KeyedArchiveHarness.swift (check 5) and
+// Fuzz/Sources/FuzzResumeData/main.swift (`writerDifference`).
 
 extension KeyedArchiveView {
   /// Most objects the sub-archive writer visits, counting each reference to a shared object (as

@@ -1,7 +1,10 @@
 import PortableFoundation
 
-// The XML reader's `<data>` decoder (see XMLPropertyListReader.swift), and the differential that
-// holds it equal to a decoder of one character at a time.
+// The XML reader's `<data>` decoder (see XMLPropertyListReader.swift): whole lines of groups at a
+// time (Base64Groups.swift), with a guess at a line's length. Its twin: a decoder of one character
+// at a time (`XMLDataDifferential.reference`, below). Held equal by `XMLDataDifferential` in
+// Tests/PropertyListTests/XMLReaderPathTests.swift and by the fuzz harness
+// Fuzz/Sources/FuzzXMLPlist/main.swift.
 
 /// A base64 decoder fed in chunks, as libxml2 delivers text, so that a `<data>` element's size is
 /// bounded while it is read rather than after its whole text has been collected. CoreFoundation's

@@ -2,6 +2,17 @@ import KeyedArchive
 import PortableFoundation
 @_spi(InPlace) @_spi(Writing) import PropertyList
 
+// `init(decoding:limits:)` reads a binary keyed blob whose root holds plain values, and a
+// Network.framework blob whose root the sub-archive writer follows, in place; its tree twin is
+// `init(parsing:limits:)` (`init(decodingEagerly:)`, for the differentials). Held equal by
+// `ResumeDifferential.difference` in Tests/ResumeDataTests/ResumeFastPathTests.swift and
+// Tests/ResumeDataTests/NetworkFrameworkInPlaceTests.swift, and by the fuzz harness
+// Fuzz/Sources/FuzzResumeData/main.swift. The blobs conversions make without reading their bytes
+// back (`init?(xmlOf:…)`, `init?(writtenAsKeyed:…)`) have as twin `init(decoding:)` of those bytes,
+// held equal by `ResumeDifferential.conversionDifference` and `repairDifference`
+// (Tests/ResumeDataTests/NetworkFrameworkInPlaceTests.swift,
+// Tests/ResumeDataTests/RepairedWithoutReadingTests.swift, Fuzz/Sources/FuzzResumeData/main.swift).
+
 /// Which producer's form a resume blob has (format reference §1).
 public enum ResumeDataGeneration: String, Sendable, Hashable, CaseIterable {
   /// CFNetwork on iOS 7–8 (and third-party producers): a plain dictionary with `LocalPath`.
