@@ -34,26 +34,26 @@ public actor Download {
   private let eventSink: AsyncStream<DownloadEvent>.Continuation
   /// Where the finished file goes.
   public nonisolated let destination: URL
-  private let configuration: DownloadConfiguration
+  let configuration: DownloadConfiguration
 
   // What resume data records: the request as first made, the one that continues it (its URL
   // updated by redirects), the validators and the partial file's name.
-  private var record: ResumeRecord
-  private let partialURL: URL
-  private var total: Int64?
-  private var file: PartialFile?
+  var record: ResumeRecord
+  let partialURL: URL
+  var total: Int64?
+  var file: PartialFile?
   private var transfer: Transfer?
   private var stopRequested = false
   // A segmented download's state: the map read from resume data (until the run takes it up), the
   // run's book, fetcher and file.
   private var restoredMap: SegmentMap?
-  private var book: SegmentBook?
+  var book: SegmentBook?
   private var fetcher: SegmentFetcher?
-  private var segmentFile: SegmentFile?
+  var segmentFile: SegmentFile?
   // Flushes and state-file writes run here, in order, off Swift's cooperative pool; `persisting`
   // is set while a periodic one runs.
-  private let persistQueue = DispatchQueue(label: "resumedata.download.persist")
-  private let persisting = Flag()
+  let persistQueue = DispatchQueue(label: "resumedata.download.persist")
+  let persisting = Flag()
   // When the state file was last written, and for how many bytes (nil: not yet by this process).
   private var lastPersist: (instant: ContinuousClock.Instant, bytes: Int64)?
   private var lastProgress: (instant: ContinuousClock.Instant, bytes: Int64)?
@@ -547,7 +547,7 @@ public actor Download {
   }
 
   /// Takes in what the run's responses told: the validators and the URL they came from.
-  private func learnSegments() {
+  func learnSegments() {
     guard let identity = book?.identity else { return }
     record.entityTag = identity.entityTag
     record.lastModified = identity.lastModified
@@ -702,257 +702,9 @@ public actor Download {
     configuration.timeoutIntervalForRequest = record.current.timeoutInterval
     return configuration
   }
-
-  // MARK: Endings
-
-  private func finish(_ file: PartialFile) async -> DownloadResult {
-    let ownRange = record.current.headerFields.contains {
-      $0.name.caseInsensitiveCompare("Range") == .orderedSame
-    }
-    // A request for part of a resource ends short of its total by design.
-    if let total, !ownRange, file.length != total {
-      return await failed(
-        DownloadError(.badPartialResponse, "the file has \(file.length) bytes, not \(total)"))
-    }
-    return await deliver { () throws(DownloadError) -> String? in
-      let digest = file.currentDigest()
-      try file.synchronize()
-      return digest
-    }
-  }
-
-  /// Checks the complete file's digest (from `complete`, which flushes it), and moves it into
-  /// place; the file work runs on the persist queue.
-  private func deliver(
-    _ complete: @escaping @Sendable () throws(DownloadError) -> String?
-  ) async -> DownloadResult {
-    let expected = configuration.expectedDigest?.lowercased()
-    let algorithm = configuration.digestAlgorithm?.rawValue ?? "digest"
-    let (source, destination, stateFile) = (partialURL, destination, configuration.stateFile)
-    let outcome = await offPool { () throws(DownloadError) -> String? in
-      let digest = try complete()
-      if let expected, digest != expected {
-        throw DownloadError(
-          .digestMismatch, "the file's \(algorithm) is \(digest ?? "unknown"), not \(expected)")
-      }
-      do {
-        try Self.move(source, to: destination)
-      } catch let error as DownloadError {
-        throw error
-      } catch {
-        throw DownloadError(.io, "\(error)")
-      }
-      // The state is done with: the file it was written to goes (through a link, the file the
-      // link names; the link stays, as writing left it), and a FIFO or device, never written, stays.
-      if let stateFile, case .success(.file(let file)) = OutputTarget.resolve(stateFile.path) {
-        unlink(file)
-      }
-      return digest
-    }
-    switch outcome {
-    case .success(let digest): return .completed(file: destination, digest: digest)
-    case .failure(let error): return await failed(error)
-    }
-  }
-
-  private func paused() async -> DownloadResult {
-    switch await offPool(persistence()) {
-    case .success(let data): return .paused(resumeData: data)
-    case .failure(let error): return .failed(error, resumeData: await unwrittenResumeData())
-    }
-  }
-
-  private func failed(_ error: DownloadError) async -> DownloadResult {
-    .failed(error, resumeData: await resumeDataAnyway())
-  }
-
-  /// The resume data for what is on disk, written to the state file; or, when that cannot be
-  /// written (a full disk, a FIFO in its place), for the caller alone: a state file that cannot
-  /// take the resume data must not cost the caller the download's progress.
-  private func resumeDataAnyway() async -> Data? {
-    if let data = try? await offPool(persistence()).get() { return data }
-    return await unwrittenResumeData()
-  }
-
-  /// The resume data for what is on disk, the state file left as it is.
-  private func unwrittenResumeData() async -> Data? {
-    try? await offPool(persistence(writingState: false)).get()
-  }
-
-  /// What persisting the download does now: flushes the partial file, then writes the resume data
-  /// for what is on disk (atomically, to the state file when there is one). The counts are read
-  /// when it runs, before the flush.
-  ///
-  /// - Parameter writingState: false leaves the state file as it is (the data is returned alone).
-  private func persistence(writingState: Bool = true) -> @Sendable () throws(DownloadError) -> Data
-  {
-    if let segmentFile {
-      learnSegments()
-      let (record, book) = (record, book)
-      return { () throws(DownloadError) -> Data in
-        // Before the first response set up the segments, the file holds the prefix alone.
-        let map = book?.map
-        let prefix: Int64
-        if let map { prefix = map.contiguousPrefix } else { prefix = try segmentFile.size() }
-        return try record.persist(
-          prefix, segments: map, writingState: writingState, flush: segmentFile.synchronize)
-      }
-    }
-    let (record, file) = (record, file)
-    return { () throws(DownloadError) -> Data in
-      guard let file else { throw DownloadError(.io, "the partial file is not open") }
-      return try record.persist(
-        file.length, writingState: writingState, flush: file.synchronize)
-    }
-  }
-
-  /// Persists in the background, unless a persist is still running: the watchdog's periodic
-  /// one, which must not wait for the disk.
-  private func persistInBackground() {
-    let wasPersisting = persisting.value.withLock { flag in
-      defer { flag = true }
-      return flag
-    }
-    guard !wasPersisting else { return }
-    let (work, persisting) = (persistence(), persisting)
-    persistQueue.async {
-      _ = try? work()
-      persisting.value.withLock { $0 = false }
-    }
-  }
-
-  /// Runs file work (a flush can take seconds on a busy disk, reading a file back longer) on the
-  /// persist queue, in order with every other persist, instead of on a thread of Swift's
-  /// cooperative pool, which every task of the process shares.
-  private func offPool<T: Sendable>(
-    _ work: @escaping @Sendable () throws(DownloadError) -> T
-  ) async -> Result<T, DownloadError> {
-    await withCheckedContinuation { continuation in
-      persistQueue.async {
-        do throws(DownloadError) {
-          continuation.resume(returning: .success(try work()))
-        } catch {
-          continuation.resume(returning: .failure(error))
-        }
-      }
-    }
-  }
-
-  /// Moves the finished file where `destination` leads (`OutputTarget`): renamed over a regular
-  /// file, through any symbolic links to it (across file systems if need be), or copied into a
-  /// FIFO or a device (`-o /dev/null`), which a rename would replace.
-  private static func move(_ source: URL, to destination: URL) throws {
-    let manager = FileManager.default
-    let target: URL
-    switch OutputTarget.resolve(destination.path) {
-    case .failure(let error):
-      throw DownloadError(.io, "cannot move the file to \(destination.path): \(error.message)")
-    case .success(.stream(let device)):
-      let failure = OutputTarget.copyToStream(from: source.path, device)
-      guard failure == 0 else {
-        throw DownloadError(
-          .io,
-          "cannot write the file to \(destination.path): \(String(cString: strerror(failure)))")
-      }
-      try manager.removeItem(at: source)
-      return
-    case .success(.file(let file)):
-      target = URL(fileURLWithPath: file)
-    }
-    try manager.createDirectory(
-      at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-    if rename(source.path, target.path) == 0 { return }
-    guard errno == EXDEV else {
-      throw DownloadError(
-        .io, "cannot move the file to \(destination.path): \(String(cString: strerror(errno)))")
-    }
-    // Another file system: copy beside the target, then rename over it.
-    let staging = target.deletingLastPathComponent().appendingPathComponent(
-      ".\(target.lastPathComponent).\(randomSuffix()).part")
-    try manager.copyItem(at: source, to: staging)
-    guard rename(staging.path, target.path) == 0 else {
-      try? manager.removeItem(at: staging)
-      throw DownloadError(.io, "cannot move the file to \(destination.path)")
-    }
-    try manager.removeItem(at: source)
-  }
-
-  /// Six random letters and digits, as CFNetwork names its partial files.
-  static func randomSuffix() -> String {
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-    return String((0..<6).map { _ in alphabet.randomElement()! })
-  }
-}
-
-/// What resume data records about a download: its requests, validators and partial file.
-struct ResumeRecord: Sendable {
-  var original: URLRequestFields
-  var current: URLRequestFields
-  var entityTag: String?
-  var lastModified: String?
-  var tempFileName: String
-  var directory: URL
-  var generation: ResumeDataGeneration
-  var stateFile: URL?
-
-  /// Takes in what a response told: the URL it came from, and (when its body goes into the file)
-  /// its validators.
-  mutating func learn(_ learned: Transfer.Learned) {
-    if let url = learned.url { current.url = url.absoluteString }
-    if learned.wrote {
-      entityTag = learned.entityTag
-      lastModified = learned.lastModified
-    }
-  }
-
-  /// Flushes the partial file, then writes the resume data for `bytes` on disk (and, for a
-  /// segmented download, the segments of `map`), atomically, to the state file when there is one
-  /// and `writingState`. The counts are taken before the flush, so that all they cover is on disk.
-  func persist(
-    _ bytes: Int64, segments map: SegmentMap? = nil, writingState: Bool = true,
-    flush: () throws(DownloadError) -> Void
-  ) throws(DownloadError) -> Data {
-    try flush()
-    let data = try encoded(bytes: bytes, segments: map)
-    if writingState, let stateFile {
-      // Flushed before the rename (Foundation's atomic write is not), so that a crash of the
-      // machine leaves the old state or the new, never an empty file beside a partial file it no
-      // longer describes; through a link, to the file it names; a FIFO or a device refused.
-      let written = data.withUnsafeBytes { bytes in
-        Result { () throws(OutputTargetError) in
-          try OutputTarget.writeRegularFile(bytes, to: stateFile.path)
-        }
-      }
-      if case .failure(let error) = written {
-        throw DownloadError(.io, "cannot write \(stateFile.path): \(error.message)")
-      }
-    }
-    return data
-  }
-
-  /// Resume data in Apple's layout for `bytes` on disk (the contiguous prefix) and, for a
-  /// segmented download, its segment map.
-  func encoded(bytes: Int64, segments map: SegmentMap? = nil) throws(DownloadError) -> Data {
-    var entries: PropertyListDictionary = [
-      ResumeDataKey.downloadURL: .string(current.url),
-      ResumeDataKey.bytesReceived: .integer(PropertyListInteger(bytes)),
-    ]
-    if let map { entries[ResumeDataKey.segments] = .string(map.description) }
-    do {
-      entries[ResumeDataKey.currentRequest] = .data(try URLRequestArchive(current).encoded())
-      entries[ResumeDataKey.originalRequest] = .data(try URLRequestArchive(original).encoded())
-      if let entityTag { entries[ResumeDataKey.entityTag] = .string(entityTag) }
-      if let lastModified { entries[ResumeDataKey.serverDownloadDate] = .string(lastModified) }
-      entries[ResumeDataKey.tempFileName] = .string(tempFileName)
-      return try ResumeData(building: entries, as: generation, temporaryDirectory: directory)
-        .encoded()
-    } catch {
-      throw DownloadError(.io, "cannot make resume data: \(error)")
-    }
-  }
 }
 
 /// A flag shared with work on another queue.
-private final class Flag: Sendable {
+final class Flag: Sendable {
   let value = Locked<Bool>(false)
 }

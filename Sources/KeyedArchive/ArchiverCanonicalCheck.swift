@@ -1,6 +1,13 @@
 import PortableFoundation
 @_spi(InPlace) import PropertyList
 
+// The check that lets an archive read in place be its own encoding, unflattened and unwritten
+// (`LazyKeyedArchive.encoded()`). Its tree twin: decoding the archive, then
+// `ArchiverFlattener` (ArchiverFlattener.swift) and the binary writer. Held equal by
+// `ResumeDifferential.difference`, which encodes a blob read in place before and after its
+// archive is decoded, in Tests/ResumeDataTests/ResumeFastPathTests.swift, and by the fuzz
+// harness Fuzz/Sources/FuzzResumeData/main.swift.
+
 extension ArchiverFlattener {
   /// Whether encoding the archive read from `view` (`KeyedArchive(propertyList:)` of its plist,
   /// then `encoded()`, with no class-name sharing read from the bytes) would give back exactly the

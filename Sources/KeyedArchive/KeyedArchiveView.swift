@@ -1,6 +1,14 @@
 import PortableFoundation
 @_spi(InPlace) import PropertyList
 
+// The in-place read of a keyed archive. Its tree twin: `KeyedArchive(decoding:limits:)`
+// (KeyedArchive.swift, whose `validate()` this view's checks follow) and the typed views over
+// the decoded archive. Held equal, through the views built on it, by the differentials
+// `RequestDifferential` (Tests/KeyedArchiveTests/RequestFastPathTests.swift) and
+// `ResumeDifferential.difference` (Tests/ResumeDataTests/ResumeFastPathTests.swift), and by the
+// fuzz harnesses Fuzz/Sources/FuzzKeyedArchive/KeyedArchiveHarness.swift (check 0) and
+// Fuzz/Sources/FuzzResumeData/main.swift.
+
 /// A binary keyed archive read in place: the fast path of the typed views (`URLRequestArchive`,
 /// `ResumeData`), which read only the objects their fields need, straight from the bytes.
 ///

@@ -17,6 +17,12 @@ import PortableFoundation
 // cycle in the second's, through an object the first's reaches too, would be in the first's.
 // Every other difference between the two graphs (a marker, a byte, a count, the order of keys)
 // makes them unlike, even where the writer would write the same bytes all the same.
+//
+// Its tree twin: writing the second object's archive apart. Held equal by
+// `SubArchiveDifferential.alikePairs` in Tests/ResumeDataTests/SubArchiveAlikeTests.swift, and
+// by the fuzz harnesses Fuzz/Sources/FuzzKeyedArchive/KeyedArchiveHarness.swift (check 5), and
+// Fuzz/Sources/FuzzResumeData/main.swift and Fuzz/Sources/FuzzBatch/main.swift, which set
+// `SubArchiveDifferential.checksAlikeWrites`.
 
 extension KeyedArchiveView {
   /// Most objects compared before giving up (unlike): as many as the writer visits.

@@ -8,6 +8,12 @@ import PortableFoundation
 // accessor would return through the decoded archive (a URL without a base, a method that is a
 // plain string, headers that are plain strings…); for any other shape the field is left unread
 // (nil), and its accessor takes the eager path through `archive`, which is then decoded.
+//
+// Its tree twin: `URLRequestArchive(archive: KeyedArchive(decoding:))` and the accessors of
+// URLRequestArchive.swift. Held equal by `RequestDifferential` (RequestDifferential.swift, which
+// also holds `inPlaceSummary` to the slot table's reading) in
+// Tests/KeyedArchiveTests/RequestFastPathTests.swift, and by the fuzz harness
+// Fuzz/Sources/FuzzKeyedArchive/KeyedArchiveHarness.swift (check 0).
 
 /// The typed fields of a request read in place, read from its bytes on first use: a request that is
 /// only checked (its layout, whether it decodes), as a batch repair does, never builds them.

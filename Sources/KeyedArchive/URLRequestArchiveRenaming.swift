@@ -5,6 +5,12 @@ import PortableFoundation
 // property-list key, and the root key under `$top`. For an archive in the writer's own layout that
 // is a rewrite of a few string objects in its bytes; decoding the object graph, rebuilding it and
 // encoding it again cost twenty times as much.
+//
+// Its tree twin: `converted(to:)` then `encoded()` (rebuilding the request, then the writer), which
+// `encodedConverted(to:)` falls back to when `renaming(to:)` gives nil. Held equal by the tests of
+// "Request layout conversion by renaming in place"
+// (Tests/KeyedArchiveTests/RequestArchiveTests.swift) and by the fuzz harness
+// Fuzz/Sources/FuzzKeyedArchive/KeyedArchiveHarness.swift (check 4).
 
 extension URLRequestArchive {
   /// The archive in `target`'s layout, encoded: `converted(to: target).encoded()`, written by

@@ -1,5 +1,12 @@
 import CVectorLoops
 
+// A fast path: the AVX2 blocks (CVectorLoops' base64_avx2.c) before the scalar groups here, and
+// the groups before a character at a time. The vectors are held to the scalar loops and to
+// Foundation by Tests/PropertyListTests/Base64VectorTests.swift; the XML `<data>` decoder built
+// on both to one character at a time by `XMLDataDifferential` (XMLBase64Decoder.swift); the
+// one-line decoder built on them to its strict decoder by
+// Tests/PropertyListTests/Base64LineTests.swift.
+
 /// The inner loops of base64 (RFC 4648's alphabet), shared by the XML property-list reader and
 /// writer and by the one-line base64 of batch records (Base64Line.swift): whole groups of three
 /// bytes and four characters, eight characters a step, through tables made once; blocks of 24

@@ -1,5 +1,10 @@
 import PortableFoundation
 
+// A fast path: `decodeCanonical` (the groups of Base64Groups.swift) takes canonical text, and
+// anything else goes to its twin, `decodeStrictly`, one character at a time. Held equal by
+// Tests/PropertyListTests/Base64LineTests.swift; no fuzz harness compares the two (FuzzBatch,
+// Fuzz/Sources/FuzzBatch/main.swift, runs the fast path on every record).
+
 /// Strict one-line base64, as a record of `resumedata batch` carries a blob: Foundation's decoder
 /// accepts padding in the middle (`QU=D`) or piled up at the end (`QUJD====`), so a damaged record
 /// would decode to other bytes instead of being reported. Built on the same group loops as the XML

@@ -21,6 +21,11 @@ import PortableFoundation
 // bytes a step, and fingerprints only the strings that are keys), about a tenth cheaper than this
 // one. This one, written first, is the reference it is compared with
 // (`BinaryViewDifferential.scanDifference`, in the tests and the binary-plist fuzzer).
+//
+// Its tree twin: the walk from the top (`readTop`, BinaryPropertyListReader.swift). Held equal by
+// `BinaryViewDifferential.difference` and `scanDifference` in
+// Tests/PropertyListTests/BinaryScanTests.swift and by the fuzz harness
+// Fuzz/Sources/FuzzCommon/RoundTripHarness.swift (FuzzBinaryPlist).
 extension BinaryParser where Builder: ~Copyable, Builder == SpanBuilder {
   /// Checks every object in one pass; true when the walk from the top would accept the file, and
   /// then the parser's state is what the walk leaves. False leaves it as it was built.

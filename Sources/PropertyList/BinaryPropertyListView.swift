@@ -1,5 +1,15 @@
 import PortableFoundation
 
+// The in-place read of a binary plist. Its tree twin: `BinaryPropertyListReader`
+// (BinaryPropertyListReader.swift), whose parser it runs with a builder that builds nothing.
+// Its one-pass check (BinaryLinearScan.swift) is held to the reader's walk, and a view made
+// from a writer's facts (`init(written:_:limits:verifying:)`) to the view checking the bytes
+// makes, by `BinaryViewDifferential` (below) in Tests/PropertyListTests/BinaryScanTests.swift,
+// and by the fuzz harnesses Fuzz/Sources/FuzzCommon/RoundTripHarness.swift (FuzzBinaryPlist),
+// Fuzz/Sources/FuzzKeyedArchive/KeyedArchiveHarness.swift (written views) and
+// Fuzz/Sources/FuzzResumeData/main.swift and Fuzz/Sources/FuzzBatch/main.swift
+// (`checksWrittenViews`).
+
 /// A binary property list checked exactly as `BinaryPropertyListReader` checks it, then read in
 /// place: no value tree is built, and callers read only the objects they need.
 ///

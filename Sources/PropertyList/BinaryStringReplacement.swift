@@ -1,5 +1,12 @@
 import PortableFoundation
 
+// Strings of a binary plist rewritten in its bytes, for a request archive's layout conversion
+// (URLRequestArchiveRenaming.swift in KeyedArchive). Its tree twin: rebuilding the plist and
+// writing it (BinaryPropertyListWriter.swift), which the caller falls back to when `renamesOnly`
+// is false. Held equal, through the renaming, by the tests of "Request layout conversion by
+// renaming in place" (Tests/KeyedArchiveTests/RequestArchiveTests.swift) and by the fuzz harness
+// Fuzz/Sources/FuzzKeyedArchive/KeyedArchiveHarness.swift (check 4).
+
 extension BinaryPropertyListView {
   /// One string object to write with other text.
   package struct StringReplacement {

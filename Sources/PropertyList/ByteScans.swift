@@ -1,5 +1,9 @@
 import CVectorLoops
 
+// The scans in C (CVectorLoops' byte_scans.c) have no twin in Swift: each is held to the rule it
+// states, byte by byte, by Tests/PropertyListTests/ByteScanTests.swift; no fuzz harness compares
+// them.
+
 /// Whether bytes hold a line feed, a carriage return or NUL (what ends an HTTP header field
 /// early), sixteen bytes a step (CVectorLoops): header values are checked on every blob diagnosed.
 package func holdsLineBreakOrNul(_ text: UnsafeRawBufferPointer) -> Bool {

@@ -2,6 +2,12 @@ import KeyedArchive
 import PortableFoundation
 @_spi(InPlace) import PropertyList
 
+// A fast path. Its tree twin: `ResumeData(decoding:)`, `findings` and `repaired(for:)`. Held
+// equal by `ResumeDifferential.healthyDifference` in
+// Tests/ResumeDataTests/HealthyKeyedBlobTests.swift, by the batch's results with the one pass
+// off (Tests/ResumeDataBatchTests/HealthyBlobBatchTests.swift), and by the fuzz harness
+// Fuzz/Sources/FuzzResumeData/main.swift.
+
 /// A keyed blob that needs nothing, recognized in one pass over its bytes
 /// (`ResumeData.healthyKeyedBlob(_:for:limits:)`): what a batch reports of it besides its bytes.
 public struct HealthyKeyedBlob: Sendable, Hashable {

@@ -2,6 +2,12 @@ import KeyedArchive
 import PortableFoundation
 import PropertyList
 
+// A fast path. Its tree twin: `ResumeData(decoding:)`, `findings` and `repaired(for:)`. Held
+// equal by `ResumeDifferential.healthyPlainDifference` in
+// Tests/ResumeDataTests/HealthyPlainBlobTests.swift, by the batch's results with the one pass
+// off (Tests/ResumeDataBatchTests/HealthyBlobBatchTests.swift), and by the fuzz harness
+// Fuzz/Sources/FuzzResumeData/main.swift.
+
 /// A plain v2 blob that needs nothing, recognized without its request archives being decoded
 /// (`ResumeData.reading(_:for:limits:)`): what a batch reports of it besides its bytes.
 public struct HealthyPlainBlob: Sendable, Hashable {

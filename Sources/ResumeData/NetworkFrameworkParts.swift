@@ -6,6 +6,11 @@ import PortableFoundation
 // archives of their own (the form CFNetwork's blobs keep them in, and what conversion writes), its
 // partial file's name and URL. A blob read in place gets these from the archive's bytes, without
 // decoding the archive; the decoded root object (`networkFrameworkInfo`) is then made on first use.
+//
+// Its tree twin: `init(info:)`, the same parts from the decoded root object. Held equal by
+// `ResumeDifferential.writerDifference` in Tests/ResumeDataTests/SubArchiveTests.swift and
+// Tests/ResumeDataTests/NetworkFrameworkInPlaceTests.swift, and by the fuzz harness
+// Fuzz/Sources/FuzzResumeData/main.swift.
 
 /// An object field of a Network.framework root archived on its own.
 enum NetworkFrameworkSubArchive: Sendable {
