@@ -204,11 +204,7 @@ extension ResumeData {
     do {
       repair = try resume.repaired(for: target, temporaryDirectory: directory)
     } catch {
-      let failure = error as? ResumeDataError
-      let reason = Finding(
-        failure?.code.rawValue ?? "repair-failed", .error,
-        "cannot be repaired for \(target.rawValue): \(failure?.message ?? "\(error)")",
-        path: failure?.keyPath ?? "")
+      let reason = Finding(repairFailure: error, for: target)
       return .startOver(reason: reason, findings: [reason])
     }
     guard let repaired = repair.blob else {

@@ -252,13 +252,7 @@ enum ValidateCommand {
       } catch {
         // A repair that cannot be done (a conversion the blob cannot give what the target needs
         // for) makes the blob unresumable there, like a refusal: reported as an error finding.
-        let failure = error as? ResumeDataError
-        report.repairFindings = [
-          Finding(
-            failure?.code.rawValue ?? "repair-failed", .error,
-            "cannot be repaired for \(target.rawValue): \(failure?.message ?? "\(error)")",
-            path: failure?.keyPath ?? "")
-        ]
+        report.repairFindings = [Finding(repairFailure: error, for: target)]
       }
     }
     let isError = { (finding: Finding) in finding.severity == .error }

@@ -83,3 +83,15 @@ extension ResumeData {
     return RepairResult(blob: blob, findings: findings)
   }
 }
+
+extension Finding {
+  /// The error finding for a repair that could not be made (a conversion the blob cannot give the
+  /// target what it needs for): the `ResumeDataError`'s code and key path, else `repair-failed`.
+  public init(repairFailure error: any Error, for target: RepairTarget) {
+    let failure = error as? ResumeDataError
+    self.init(
+      failure?.code.rawValue ?? "repair-failed", .error,
+      "cannot be repaired for \(target.rawValue): \(failure?.message ?? "\(error)")",
+      path: failure?.keyPath ?? "")
+  }
+}
