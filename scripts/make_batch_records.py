@@ -12,14 +12,26 @@ results have `"id": null`). The same seed gives the same file, byte for byte.
 Usage: make_batch_records.py FIXTURES_DIR WORK_DIR OUT.ndjson [COUNT]
 Prints one JSON line of counts per kind of record.
 """
+import argparse
 import base64
 import json
 import os
 import random
-import sys
 
-fixtures, work, out = (os.path.abspath(a) for a in sys.argv[1:4])
-count = int(sys.argv[4]) if len(sys.argv) > 4 else 200_000
+parser = argparse.ArgumentParser(
+    description="Writes an NDJSON file of mixed `resumedata batch` records made from Fixtures/ "
+    "(every blob kind inline and as paths, 10 % bad records); prints one JSON line of counts "
+    "per kind of record. The same arguments give the same file, byte for byte.")
+parser.add_argument("fixtures", metavar="FIXTURES_DIR", help="the repository's Fixtures directory")
+parser.add_argument("work", metavar="WORK_DIR", help="a directory for the files `path` records name")
+parser.add_argument("out", metavar="OUT.ndjson", help="the file to write")
+parser.add_argument("count", metavar="COUNT", type=int, nargs="?", default=200_000,
+                    help="how many records (default 200000)")
+arguments = parser.parse_args()
+fixtures, work, out = (os.path.abspath(a) for a in (arguments.fixtures, arguments.work, arguments.out))
+count = arguments.count
+if count < 0:
+    parser.error("COUNT must not be negative")
 rng = random.Random(47)
 
 
