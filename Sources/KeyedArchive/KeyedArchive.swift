@@ -1,6 +1,44 @@
 import PortableFoundation
 import PropertyList
 
+/// The two `$top` keys Apple's archives name their root object by.
+///
+/// Which one a decoder looks up is fixed by how it decodes, not by the archive: CFNetwork reads a
+/// resume dictionary and its request archives under the literal string
+/// `NSKeyedArchiveRootObjectKey`; a decoder that calls `unarchivedObjectOfClass:fromData:` (secure
+/// coding: the response archive, Network.framework's blob) reads Foundation's constant of that
+/// name, whose value is the string `root`. An archive under the other key has no root for it.
+public enum ArchiveRootKey: String, Sendable, Hashable, CaseIterable {
+  /// The literal string `NSKeyedArchiveRootObjectKey`: NSKeyedArchiver's `encodeObject:forKey:`
+  /// with that string, as CFNetwork archives its resume dictionary and requests.
+  case rootObjectKey = "NSKeyedArchiveRootObjectKey"
+  /// `root`: the value of Foundation's `NSKeyedArchiveRootObjectKey` constant, which
+  /// `archivedDataWithRootObject:` and secure coding write and read.
+  case root
+}
+
+/// Which of the two root keys an archive's `$top` holds (either, both or neither).
+public struct ArchiveRootKeys: OptionSet, Sendable, Hashable {
+  /// The bits: 1 for `NSKeyedArchiveRootObjectKey`, 2 for `root`.
+  public let rawValue: UInt8
+
+  /// Creates the set from its bits.
+  public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+  /// `$top` holds the literal `NSKeyedArchiveRootObjectKey`.
+  public static let rootObjectKey = ArchiveRootKeys(rawValue: 1)
+  /// `$top` holds `root`.
+  public static let root = ArchiveRootKeys(rawValue: 2)
+
+  /// The set holding just `key`.
+  public init(_ key: ArchiveRootKey) {
+    self = key == .root ? .root : .rootObjectKey
+  }
+
+  /// Whether `$top` holds `key`.
+  public func holds(_ key: ArchiveRootKey) -> Bool { contains(ArchiveRootKeys(key)) }
+}
+
 /// An NSKeyedArchiver archive: its envelope and its objects, addressed by UID.
 ///
 /// The archive is kept as the property-list values it was read from, so that everything, including
@@ -120,6 +158,19 @@ public struct KeyedArchive: Sendable, Hashable {
     let top = envelope["$top"]?.dictionaryValue
     return Self.rootKeys.first { top?[$0] != nil } ?? top?.first?.key ?? Self.rootKeys[0]
   }
+
+  /// Which of Apple's two root keys `$top` holds: what tells which of Apple's decoders find the
+  /// root (see `ArchiveRootKey`).
+  public var rootKeys: ArchiveRootKeys {
+    guard let top = envelope["$top"]?.dictionaryValue else { return [] }
+    var keys: ArchiveRootKeys = []
+    if top[ArchiveRootKey.rootObjectKey.rawValue] != nil { keys.insert(.rootObjectKey) }
+    if top[ArchiveRootKey.root.rawValue] != nil { keys.insert(.root) }
+    return keys
+  }
+
+  /// Whether `$top` holds `key`: whether the Apple decoders that look it up find a root.
+  public func hasRootKey(_ key: ArchiveRootKey) -> Bool { rootKeys.holds(key) }
 
   /// The UID of the root object.
   public var rootUID: UInt64 {

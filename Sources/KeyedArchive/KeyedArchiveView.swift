@@ -173,6 +173,27 @@ package struct KeyedArchiveView {
   /// Whether `rootKey` is `NSKeyedArchiveRootObjectKey`, found without making the string.
   package var rootKeyIsRootObjectKey: Bool { rootName == .rootObjectKey }
 
+  /// Whether the envelope holds no key beside `$archiver`, `$version`, `$top` and `$objects`
+  /// (`KeyedArchive.extraTopLevelKeys` is empty), each once.
+  package var hasNoExtraTopLevelKeys: Bool {
+    let envelope = plist.topObject
+    let keys: [StaticString] = ["$archiver", "$version", "$top", "$objects"]
+    let known = keys.reduce(0) { $0 + (table.value(envelope, forKey: $1) != nil ? 1 : 0) }
+    return table.count(envelope) == known
+  }
+
+  /// `KeyedArchive.rootKeys`: which of Apple's two root keys `$top` holds.
+  package var rootKeys: ArchiveRootKeys {
+    switch rootName {
+    // `root` is looked up first: the literal may be there too.
+    case .root:
+      table.value(top, forKey: "NSKeyedArchiveRootObjectKey") != nil
+        ? [.root, .rootObjectKey] : .root
+    case .rootObjectKey: .rootObjectKey
+    case .firstKey: []
+    }
+  }
+
   /// Which key of `$top` names the root, as `KeyedArchive.rootKey` picks it.
   private enum RootName {
     case root, rootObjectKey, firstKey

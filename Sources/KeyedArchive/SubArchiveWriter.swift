@@ -41,11 +41,14 @@ extension KeyedArchiveView {
   /// otherwise make its work grow exponentially.
   static let subArchiveVisits = 10_000
 
-  /// `KeyedArchive(root: decodeValue(uid)).encoded()` of this archive, written from its bytes;
-  /// nil when the object holds anything the writer does not follow, or when decoding it would fail.
-  package func archivedAsRoot(_ uid: UInt64, maximumDepth: Int = 64) -> Data? {
+  /// `KeyedArchive(root: decodeValue(uid), rootKey: rootKey.rawValue).encoded()` of this
+  /// archive, written from its bytes; nil when the object holds anything the writer does not
+  /// follow, or when decoding it would fail.
+  package func archivedAsRoot(
+    _ uid: UInt64, rootKey: ArchiveRootKey = .rootObjectKey, maximumDepth: Int = 64
+  ) -> Data? {
     var writer = SubArchiveWriter(view: self)
-    return writer.archivedAsRoot(uid, maximumDepth: maximumDepth)
+    return writer.archivedAsRoot(uid, rootKey: rootKey, maximumDepth: maximumDepth)
   }
 
   /// Whether `archivedAsRoot(uid)` would write the object, found without writing it: then
@@ -88,13 +91,16 @@ package struct SubArchiveWriter: ~Copyable {
 
   deinit { WriterMemory.give(memory) }
 
-  /// `KeyedArchiveView.archivedAsRoot(uid)`.
-  package mutating func archivedAsRoot(_ uid: UInt64, maximumDepth: Int = 64) -> Data? {
+  /// `KeyedArchiveView.archivedAsRoot(uid, rootKey:)`.
+  package mutating func archivedAsRoot(
+    _ uid: UInt64, rootKey: ArchiveRootKey = .rootObjectKey, maximumDepth: Int = 64
+  ) -> Data? {
     reader.start(maximumDepth: maximumDepth, known: [])
     let layout = memory.layout
     layout.pointee.reset()
     guard let root = reader.encode(uid, &layout.pointee) else { return nil }
-    return memory.flattener.pointee.encoded(&layout.pointee, rootUID: root, rootKey: .rootObjectKey)
+    return memory.flattener.pointee.encoded(
+      &layout.pointee, rootUID: root, rootKey: rootKey.constant)
   }
 
   /// `archivedAsRoot(uid)`, with a view of the bytes made from what the writer knows of them
@@ -121,6 +127,16 @@ package struct SubArchiveWriter: ~Copyable {
   }
 }
 
+extension ArchiveRootKey {
+  /// The writer's constant for the key.
+  var constant: Constant {
+    switch self {
+    case .rootObjectKey: .rootObjectKey
+    case .root: .root
+    }
+  }
+}
+
 extension KeyedArchive {
   /// `KeyedArchive(root: .dictionary(pairs, mutable: mutable), rootKey: rootKey).encoded(as:
   /// .binary)`, written straight, for a dictionary of ASCII string keys and plain values (ASCII
@@ -128,12 +144,7 @@ extension KeyedArchive {
   package static func encodedDictionary(
     _ pairs: [ArchivedDictionaryEntry], mutable: Bool, rootKey: String
   ) -> Data? {
-    let rootKeyText: Constant
-    switch rootKey {
-    case "NSKeyedArchiveRootObjectKey": rootKeyText = .rootObjectKey
-    case "root": rootKeyText = .root
-    default: return nil
-    }
+    guard let rootKeyText = ArchiveRootKey(rawValue: rootKey)?.constant else { return nil }
     var arena = ByteArena(pairs)
     let memory = WriterMemory.take()
     defer { WriterMemory.give(memory) }

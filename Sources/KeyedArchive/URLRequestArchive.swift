@@ -455,16 +455,24 @@ public struct URLRequestArchive: Sendable, Hashable {
   }
 
   /// A copy with a header field added, or replaced (matched without regard to ASCII case, keeping its
-  /// place), or removed when `value` is nil. Without an HTTP message (16 slots) nothing changes
-  /// except when adding, which is refused: the request would need slots it does not have.
+  /// place), or removed when `value` is nil. A request without an HTTP message (16 slots) that
+  /// gets a field grows one as Apple archives a request with header fields: `$2` becomes 22, and
+  /// slots 16 to 21 are added after slot 15 (null, the integer 2, the method `GET`, the fields,
+  /// no body, no body stream; format reference §4); removing from it changes nothing.
   ///
-  /// - Throws: `KeyedArchiveError` if the request cannot be decoded or has no header slot to add to.
+  /// - Throws: `KeyedArchiveError` if the request cannot be decoded, or has a slot count other
+  ///   than 16 too small to hold header fields.
   public func settingHeader(_ name: String, to value: String?) throws -> URLRequestArchive {
     guard slotCount > Slot.headerFields.rawValue else {
-      if value == nil { return self }
-      throw KeyedArchiveError(
-        .badObject, "has \(slotCount) slots, no HTTP message to hold header fields",
-        at: "$top.\(archive.rootKey)")
+      guard let value else { return self }
+      guard slotCount == 16 else {
+        throw KeyedArchiveError(
+          .badObject, "has \(slotCount) slots, no HTTP message to hold header fields",
+          at: "$top.\(archive.rootKey)")
+      }
+      return try withHTTPMessage(headerFields: [
+        ArchivedDictionaryEntry(.string(name), .string(value))
+      ])
     }
     var entries = [ArchivedDictionaryEntry]()
     var mutable = true
@@ -494,14 +502,51 @@ public struct URLRequestArchive: Sendable, Hashable {
     }
   }
 
+  /// The 16-slot request grown to 22 slots holding `headerFields` (see `settingHeader`).
+  private func withHTTPMessage(headerFields: [ArchivedDictionaryEntry]) throws -> URLRequestArchive
+  {
+    // In the `$N` layout the props key follows the last slot: `$19` for 16 slots is slot 16's
+    // key for 22, and moves to `$25`.
+    let props = (old: "$\(slotCount + 3)", new: "$\(22 + 3)")
+    let added: [ArchivedField.Value] = [
+      .reference(.null), .reference(.integer(PropertyListInteger(2))), .reference(.string("GET")),
+      .reference(.dictionary(headerFields, mutable: true)), .reference(.null), .reference(.null),
+    ]
+    let newFields = added.enumerated().map {
+      ArchivedField(key(ofSlot: 16 + $0.offset), $0.element)
+    }
+    return try rebuilt { fields in
+      if layout == .dollarNumbered, let index = fields.firstIndex(where: { $0.key == props.old }) {
+        fields[index].key = props.new
+      }
+      fields.set("$2", .inline(.integer(PropertyListInteger(22))))
+      let lastSlot = key(ofSlot: 15)
+      let position = fields.firstIndex { $0.key == lastSlot }.map { $0 + 1 } ?? fields.count
+      fields.insert(contentsOf: newFields, at: position)
+    }
+  }
+
+  /// The `$top` key a request archive in `layout` goes under: `root` for the `$N` layout iOS
+  /// 10.0–10.1 reads, the literal `NSKeyedArchiveRootObjectKey` for the standard one.
+  public static func rootKey(of layout: Layout) -> ArchiveRootKey {
+    layout == .dollarNumbered ? .root : .rootObjectKey
+  }
+
+  /// Whether the archive is in `layout` under the `$top` key that layout goes under (see
+  /// `rootKey(of:)`): what `converted(to:)` leaves as it is.
+  public func isInLayout(_ layout: Layout) -> Bool {
+    self.layout == layout && rootKey == Self.rootKey(of: layout).rawValue
+  }
+
   /// A copy in another slot layout: `.dollarNumbered` (with `$top` key `root`) is what iOS 10.0–10.1
   /// can read back; `.standard` (with `NSKeyedArchiveRootObjectKey`) is what every other OS reads.
-  /// Each slot key moves to its counterpart (and `__nsurlrequest_proto_props` to `$(N+3)`), in place;
-  /// nothing else changes.
+  /// Each slot key moves to its counterpart (and `__nsurlrequest_proto_props` to `$(N+3)`), in place,
+  /// and the root goes under the layout's key; nothing else changes. An archive in the layout but
+  /// under the other key (a third-party writer's) is only moved to the key.
   ///
   /// - Throws: `KeyedArchiveError` if the request cannot be decoded.
   public func converted(to target: Layout) throws -> URLRequestArchive {
-    guard target != layout else { return self }
+    guard !isInLayout(target) else { return self }
     let count = slotCount
     let (prefix, offset) = layout == .standard ? ("__nsurlrequest_proto_prop_obj_", 0) : ("$", 3)
     let props = ("__nsurlrequest_proto_props", "$\(count + 3)")

@@ -37,6 +37,7 @@ extension URLRequestArchive {
   /// The renamed bytes, and whether they read as this request in the target layout with the same
   /// slots (see `renamingKeys`).
   private func renaming(to target: Layout) -> (bytes: Data, keepsRequest: Bool)? {
+    // An archive only under the other root key is left to rebuilding.
     guard target != layout, let fast, fast.readsOwnBytes else { return nil }
     return fast.withRequest { Self.renamingKeys($0, from: layout, to: target) }
   }

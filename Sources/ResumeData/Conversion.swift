@@ -13,22 +13,29 @@ extension ResumeData {
   /// Plain generations (v1, v2, v4) and the keyed ones (keyed, Safari-made) carry the same
   /// dictionary, with the partial file named as each expects: `LocalPath` for v1 and Safari,
   /// `TempFileName` for v2, v4 and keyed (derived from one another, the directory coming from
-  /// `temporaryDirectory`). Values only an archive can hold survive only into keyed targets.
-  /// Network.framework's object carries the requests, the response and the partial file, but no
-  /// byte count or validators of its own.
+  /// `temporaryDirectory`). Values only an archive can hold survive only into keyed targets, and
+  /// so does WebKit's `ResumePlaceholderURLBookmarkData` beside `$objects`. Network.framework's
+  /// object carries the requests, the response and the partial file, but no byte count; it keeps
+  /// its validators in the response, which is made (an `NSHTTPURLResponse` with the ETag and
+  /// Last-Modified header fields) when the blob has none. Request archives in the `$N` layout go
+  /// back to the standard one unless the target is v1 or v2, which iOS 10.0–10.1 reads.
+  /// Every archive is written under the `$top` key Apple's decoder for it reads
+  /// (`rootKey(of:)`).
   ///
   /// - Parameters:
   ///   - target: the generation to write.
   ///   - format: `.xml` or `.binary`; nil for the target's usual one (XML for plain dictionaries,
-  ///     binary for archives). Network.framework blobs are binary only.
+  ///     binary for archives). Network.framework blobs are binary only (in WebKit's wrapper,
+  ///     the wrapper can be XML).
   ///   - infoVersion: the `NSURLSessionResumeInfoVersion` of a keyed target (default 5); plain
   ///     targets always get their own (1, 2 or 4).
   ///   - temporaryDirectory: where the partial file lives, to turn a bare temp name into a path.
   /// - Returns: the converted blob, and findings: `converted`, plus `conversion-derived` for each
   ///   value made from another and `conversion-dropped` for each value the target cannot carry.
   /// - Throws: `ResumeDataError`: `.unsupported` when the target needs what the blob cannot give
-  ///   (a partial-file path without a directory, say) or cannot carry what the blob must keep (a
-  ///   segment map, into Network.framework's form), or a request archive's error.
+  ///   (a partial-file path without a directory, a validator for Network.framework) or cannot
+  ///   carry what the blob must keep (a segment map, into Network.framework's form), or a request
+  ///   archive's error.
   public func converted(
     to target: ResumeDataGeneration, format: PropertyListFormat? = nil, infoVersion: Int? = nil,
     temporaryDirectory: URL? = nil
@@ -76,6 +83,7 @@ extension ResumeData {
       case .networkFramework: .nwArchive
       default: format == .xml ? .keyedArchiveXML : .keyedArchive
       }
+    let keepsDollarLayout = target == .v1 || target == .v2
     let wantedVersion =
       switch target {
       case .v1: 1
@@ -90,10 +98,18 @@ extension ResumeData {
       target == .networkFramework || target == .networkFrameworkWebKit
         || self.infoVersion == wantedVersion
     {
-      return nil
+      // In the target's form already: only what an Apple system would not read changes (a root
+      // under the other key, requests in a layout the form's readers do not read).
+      var restored = self
+      let changes = try restored.restoringAppleForms()
+      guard !changes.isEmpty else { return nil }
+      // Read back, so that the blob is its bytes (its archive the one written, not the one read).
+      return (try ResumeData(decoding: try restored.encoded(), requestsOf: restored), changes)
     }
     var notes = Conversion(directory: temporaryDirectory)
     var dictionary = try notes.portableEntries(self)
+    try notes.placeRequests(&dictionary, of: self, keepingDollarLayout: keepsDollarLayout)
+    try notes.placeResponse(&dictionary)
     // Nil when the blob is known without its bytes, which it writes when first asked for.
     let bytes: Data?
     // The blob the bytes are, when it is known without reading them back.
@@ -117,6 +133,7 @@ extension ResumeData {
       if plainTargets.contains(target) {
         let archivedKeys = notes.archivedOrder(self)
         for key in archivedKeys { notes.dropped.append(key) }
+        if placeholderBookmarkData != nil { notes.dropped.append(Self.placeholderBookmarkKey) }
         let container: PropertyListFormat = wantedContainer == .binaryPlist ? .binary : .xml
         let limits = KeyedArchiveLimits.default.propertyList
         if container == .xml,
@@ -131,21 +148,28 @@ extension ResumeData {
         }
       } else {
         let pairs = notes.keyedPairs(dictionary, of: self)
+        // WebKit's keys beside `$objects` go with a keyed dictionary's archive.
+        let envelope = envelopeKept
         let keyed = try ResumeDataError.wrapping {
-          try Self.keyedBytes(pairs, format: wantedContainer == .keyedArchiveXML ? .xml : .binary)
+          try Self.keyedBytes(
+            pairs, like: envelope, format: wantedContainer == .keyedArchiveXML ? .xml : .binary)
         }
         bytes = keyed
         // Every pair from the dictionary: no archived value of the source's joins them.
-        if wantedContainer == .keyedArchive, pairs.count == dictionary.count {
+        if wantedContainer == .keyedArchive, pairs.count == dictionary.count, envelope == nil {
           written = ResumeData(
             writtenAsKeyed: dictionary, data: keyed,
             limits: KeyedArchiveLimits.default.propertyList, requestsOf: self)
         }
       }
     case .networkFramework:
+      if placeholderBookmarkData != nil { notes.dropped.append(Self.placeholderBookmarkKey) }
       bytes = try notes.networkFrameworkBytes(dictionary, of: self)
     case .networkFrameworkWebKit:
-      let inner = try converted(to: .networkFramework, temporaryDirectory: temporaryDirectory)
+      // The blob it wraps: this one, or the one it already wraps, in Network.framework's form.
+      let inner =
+        try convertedQuietly(to: .networkFramework, temporaryDirectory: temporaryDirectory)
+        ?? (self, [])
       try notes.nameByLocalPath(&dictionary)
       guard let path = dictionary[ResumeDataKey.localPath] else {
         throw ResumeDataError(.unsupported, "no partial-file path", at: ResumeDataKey.localPath)
@@ -154,13 +178,26 @@ extension ResumeData {
         ArchivedDictionaryEntry(.string("data"), .data(try inner.blob.encoded())),
         ArchivedDictionaryEntry(.string(ResumeDataKey.localPath), Self.archived(path)),
       ]
-      notes.dropped += inner.findings.filter { $0.code == "conversion-dropped" }.map(\.path)
-      bytes = try ResumeDataError.wrapping { try Self.keyedBytes(pairs) }
+      // What the inner conversion derived (a TempFileName from LocalPath, a response made for
+      // the validators) is said once, as it said it; what it dropped, as this one's.
+      for finding in inner.findings where !notes.derived.contains(finding) {
+        if finding.code == "conversion-dropped" {
+          notes.dropped.append(finding.path)
+        } else {
+          notes.derived.append(finding)
+        }
+      }
+      let envelope = envelopeKept
+      bytes = try ResumeDataError.wrapping {
+        try Self.keyedBytes(
+          pairs, like: envelope, format: wantedContainer == .keyedArchiveXML ? .xml : .binary)
+      }
     }
     // Moved out of `written`, not copied.
     let blob = try (consume written) ?? ResumeData(decoding: bytes ?? Data(), requestsOf: self)
     var findings = notes.derived
-    for key in notes.dropped where !key.isEmpty {
+    var seen = Set<String>()
+    for key in notes.dropped where !key.isEmpty && seen.insert(key).inserted {
       findings.append(
         Finding(
           "conversion-dropped", .warning,
@@ -320,6 +357,57 @@ private struct Conversion {
         path: ResumeDataKey.tempFileName))
   }
 
+  /// Puts the request archives of `entries` (the source's, carried over) in the standard layout
+  /// under `NSKeyedArchiveRootObjectKey`, which every system but iOS 10.0–10.1 reads; with
+  /// `keepingDollarLayout` (a v1 or v2 target, which that system reads), archives in the `$N`
+  /// layout stay as they are, said in a finding. Told from the source's decoded requests, so
+  /// that the usual blob costs no decoding.
+  mutating func placeRequests(
+    _ entries: inout PropertyListDictionary, of source: ResumeData, keepingDollarLayout: Bool
+  ) throws {
+    for (index, key) in ResumeData.requestKeys.enumerated() {
+      guard let request = index == 0 ? source.currentRequest : source.originalRequest,
+        !request.isInLayout(.standard), entries[key]?.dataValue != nil
+      else { continue }
+      if keepingDollarLayout, request.isInLayout(.dollarNumbered) {
+        derived.append(
+          Finding(
+            "request-layout-kept", .info,
+            "request archive kept in the $N layout under root, which iOS 10.0–10.1 reads back and later systems do not (repair for them restores the standard layout)",
+            path: key))
+        continue
+      }
+      // The source's decoded request is of these bytes: `portableEntries` carries its archive.
+      let converted = try ResumeDataError.wrapping(at: key) {
+        try request.encodedConverted(to: .standard)
+      }
+      entries[key] = .data(converted)
+      derived.append(
+        Finding(
+          RestoreStandardRequestLayout().name, .info,
+          request.layout == .standard
+            ? "request archive's root moved under NSKeyedArchiveRootObjectKey, the key its layout is read under"
+            : "request archive rewritten to the standard layout under NSKeyedArchiveRootObjectKey, which every system the target's form is read by decodes",
+          path: key))
+    }
+  }
+
+  /// Moves the root of the response archive of `entries` (the source's, carried over) under
+  /// `root`, the key Apple reads it by, when it is not.
+  mutating func placeResponse(_ entries: inout PropertyListDictionary) throws {
+    guard let bytes = entries[ResumeDataKey.response]?.dataValue,
+      let misplaced = ResumeData.misplacedResponseArchive(bytes)
+    else { return }
+    let key = ResumeData.rootKey(of: .responseArchive)
+    entries[ResumeDataKey.response] = .data(
+      try ResumeData.rekeyed(misplaced, to: key, at: ResumeDataKey.response))
+    derived.append(
+      Finding(
+        RestoreArchiveRootKeys().name, .info,
+        "the response archive's root moved from \(ResumeData.describe(misplaced.rootKeys)) to \(key.rawValue), the key Apple's decoder for it reads",
+        path: ResumeDataKey.response))
+  }
+
   /// Removes a key the target cannot carry, noting it.
   mutating func drop(_ key: String, from entries: inout PropertyListDictionary) {
     guard entries[key] != nil else { return }
@@ -342,6 +430,95 @@ private struct Conversion {
     return pairs
   }
 
+  /// The response a Network.framework blob made from `entries` holds: `response` (the source's,
+  /// decoded) with the dictionary's ETag and Last-Modified among its header fields, since
+  /// Network.framework keeps its validators nowhere else; made, when the source has none, as an
+  /// `NSHTTPURLResponse` (status 200, the URL, those two header fields) in the field layout of
+  /// `Fixtures/archive/response/synthetic-http-response.archive`, CFNetwork's own not being
+  /// public.
+  ///
+  /// - Throws: `ResumeDataError` `.unsupported` when there is no validator at all: a blob
+  ///   Network.framework's loader could resume from cannot be made.
+  mutating func responseHoldingValidators(
+    _ response: ArchivedValue?, _ entries: PropertyListDictionary, url: String?
+  ) throws -> ArchivedValue {
+    let names = NetworkFrameworkParts.validatorNames
+    let wanted = [ResumeDataKey.entityTag, ResumeDataKey.serverDownloadDate].map {
+      entries[$0]?.stringValue
+    }
+    var object: ArchivedObject
+    // The field of the header dictionary, its entries and whether it is mutable.
+    var headerField: Int?
+    var headers: [ArchivedDictionaryEntry] = []
+    var mutable = false
+    let made: Bool
+    if case .object(let existing)? = response {
+      object = existing
+      made = false
+      for (index, field) in object.fields.enumerated()
+      where field.key.lowercased().contains("header") {
+        guard case .reference(.dictionary(let entries, let isMutable)) = field.value else {
+          continue
+        }
+        (headerField, headers, mutable) = (index, entries, isMutable)
+        break
+      }
+    } else {
+      object = ArchivedObject(
+        classChain: ["NSHTTPURLResponse", "NSURLResponse", "NSObject"],
+        fields: [
+          ArchivedField("URL", .reference(url.map { .url(ArchivedURL(relative: $0)) } ?? .null)),
+          ArchivedField("statusCode", .inline(.integer(PropertyListInteger(200)))),
+        ])
+      made = true
+    }
+    func matches(_ entry: ArchivedDictionaryEntry, _ name: String) -> Bool {
+      if case .string(let key, _) = entry.key { return HTTPFieldName.equal(key, name) }
+      return false
+    }
+    func value(_ name: String) -> String? {
+      guard let entry = headers.first(where: { matches($0, name) }),
+        case .string(let value, _) = entry.value
+      else { return nil }
+      return value
+    }
+    var changed = made
+    for (index, name) in names.enumerated() {
+      guard let text = wanted[index], value(name) != text else { continue }
+      headers.removeAll { matches($0, name) }
+      headers.append(ArchivedDictionaryEntry(.string(name), .string(text)))
+      changed = true
+      if !made {
+        derived.append(
+          Finding(
+            "conversion-derived", .info,
+            "the response's \(name) header field set to the dictionary's \(String(reflecting: text)): Network.framework reads its validators there",
+            path: "response"))
+      }
+    }
+    guard names.contains(where: { value($0) != nil }) else {
+      throw ResumeDataError(
+        .unsupported,
+        "the blob has neither an ETag nor a Last-Modified date: Network.framework keeps its validators in the response, and no blob its loader could resume from can be made",
+        at: ResumeDataKey.entityTag)
+    }
+    if made {
+      derived.append(
+        Finding(
+          "conversion-derived", .info,
+          "response made to hold the validators, which Network.framework keeps only there: an NSHTTPURLResponse (status 200) in this toolkit's field layout, as CFNetwork's is not public",
+          path: "response"))
+    }
+    if !changed, let response { return response }
+    let field = ArchivedField.Value.reference(.dictionary(headers, mutable: mutable))
+    if let headerField {
+      object.fields[headerField].value = field
+    } else {
+      object.fields.append(ArchivedField("allHeaderFields", field))
+    }
+    return .object(object)
+  }
+
   /// A masked Network.framework blob holding the requests, response and partial file.
   mutating func networkFrameworkBytes(_ entries: PropertyListDictionary, of source: ResumeData)
     throws -> Data
@@ -357,14 +534,23 @@ private struct Conversion {
         .unsupported, "a Network.framework blob needs the current request",
         at: ResumeDataKey.currentRequest)
     }
-    let original = try root(ResumeDataKey.originalRequest) ?? current
+    var original = try root(ResumeDataKey.originalRequest)
+    if original == nil {
+      original = current
+      derived.append(
+        Finding(
+          "conversion-derived", .info,
+          "originalRequest filled with the current request: Network.framework's object holds both",
+          path: "originalRequest"))
+    }
     var fields = [
-      ArchivedField("originalRequest", .reference(original)),
+      ArchivedField("originalRequest", .reference(original ?? current)),
       ArchivedField("currentRequest", .reference(current)),
     ]
-    if let response = try root(ResumeDataKey.response) {
-      fields.append(ArchivedField("response", .reference(response)))
-    }
+    let response = try responseHoldingValidators(
+      try root(ResumeDataKey.response), entries,
+      url: entries[ResumeDataKey.downloadURL]?.stringValue)
+    fields.append(ArchivedField("response", .reference(response)))
     var named = entries
     try nameByTempFileName(&named)
     if let name = named[ResumeDataKey.tempFileName]?.stringValue {
@@ -383,19 +569,48 @@ private struct Conversion {
     let carried: Set<String> = [
       ResumeDataKey.currentRequest, ResumeDataKey.originalRequest, ResumeDataKey.response,
       ResumeDataKey.tempFileName, ResumeDataKey.localPath, ResumeDataKey.downloadURL,
-      ResumeDataKey.infoVersion,
+      ResumeDataKey.infoVersion, ResumeDataKey.entityTag, ResumeDataKey.serverDownloadDate,
     ]
     dropped += entries.keys.filter { !carried.contains($0) }
     dropped += archivedOrder(source)
     let object = ArchivedObject(classChain: ResumeData.networkFrameworkClasses, fields: fields)
     let archive = try ResumeDataError.wrapping {
-      try KeyedArchive(root: .object(object)).encoded(as: .binary)
+      try KeyedArchive(
+        root: .object(object), rootKey: ResumeData.rootKey(of: .networkFramework).rawValue
+      ).encoded(as: .binary)
     }
     return NetworkFrameworkMask.toggled(archive)
   }
 }
 
 extension ResumeData {
+  /// The key of WebKit's bookmark data beside `$objects` (format reference §2).
+  static let placeholderBookmarkKey = "ResumePlaceholderURLBookmarkData"
+
+  /// WebKit's `ResumePlaceholderURLBookmarkData`: modern WebKit adds it beside `$objects` in the
+  /// archive's envelope (or, in a blob written otherwise, the root dictionary holds it). Nil
+  /// when the blob has none.
+  public var placeholderBookmarkData: Data? {
+    if let data = entries[Self.placeholderBookmarkKey]?.dataValue { return data }
+    guard let archive = envelopeKept else { return nil }
+    return archive.envelope[Self.placeholderBookmarkKey]?.dataValue
+  }
+
+  /// The archive whose keys beside `$objects` a keyed blob made from this one keeps: a keyed
+  /// dictionary's own (its form's, which WebKit extends), when it has any; nil otherwise. Read
+  /// without decoding the archive for a binary blob read in place, whose reader has checked that
+  /// its envelope holds nothing else.
+  var envelopeKept: KeyedArchive? {
+    switch generation {
+    case .keyed, .safari, .networkFrameworkWebKit:
+      // A blob read in place holds only the four keys of the envelope.
+      if isReadInPlace { return nil }
+      guard let archive, !archive.extraTopLevelKeys.isEmpty else { return nil }
+      return archive
+    default: return nil
+    }
+  }
+
   /// A blob made from resume-dictionary values (`ResumeDataKey`), in any generation: the values
   /// are written as a v4 dictionary and converted, so the result is exactly what conversion gives.
   ///

@@ -28,6 +28,7 @@ extension ResumeData {
     if let target, let unreadable = unreadableFormFinding(for: target) {
       found.append(unreadable)
     }
+    if let misplaced = archiveRootKeyFinding() { found.append(misplaced) }
     if isTiny || bytesReceived == 0 {
       found.append(
         Finding(
@@ -72,8 +73,9 @@ extension ResumeData {
     {
       found.append(Self.ios10RequestLayout(path: first))
     }
-    // The `$N` layout is what a repair for iOS 10.0–10.1 writes: every other system fails to read
-    // it, so a blob repaired for that target and then sent elsewhere fails there.
+    // The `$N` layout is what a repair for iOS 10.0–10.1 writes (and what iOS 9 and earlier
+    // wrote): no later system decodes it, so a blob repaired for that target and then sent
+    // elsewhere loses its request there.
     if let first =
       current?.layout == .dollarNumbered
       ? ResumeDataKey.currentRequest
@@ -82,9 +84,15 @@ extension ResumeData {
       found.append(
         Finding(
           "ios10-only-request-layout", .warning,
-          "the request archives are in the $N layout only iOS 10.0–10.1 reads back: every other Apple system fails to read them (repair for that system restores the standard layout)",
+          "the request archives are in the $N layout under root, which iOS 9 and earlier wrote and iOS 10.0–10.1 reads back; later systems do not decode them (\(Self.undecodableRequestConsequence)) (repair for them restores the standard layout)",
           path: first))
     }
+    if generation != .networkFramework, generation != .networkFrameworkWebKit,
+      let misplaced = requestRootKeyFinding(current: current, original: original)
+    {
+      found.append(misplaced)
+    }
+    if let misplaced = responseRootKeyFinding() { found.append(misplaced) }
     if let url = downloadURL ?? current?.url {
       if !Self.isHTTPURL(url) {
         found.append(

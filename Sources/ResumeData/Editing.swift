@@ -7,12 +7,14 @@ extension ResumeData {
   public static let requestKeys = [ResumeDataKey.currentRequest, ResumeDataKey.originalRequest]
 
   /// Sets (or, with nil, removes) a plain value of the resume dictionary; a new key goes last.
-  /// The blob is then written afresh by `encoded()`, in its own generation and container.
+  /// The blob is then written afresh by `encoded()`, in its own generation and container, a
+  /// keyed one under the key CFNetwork reads it by (`rootKey(of:)`), whatever it had.
   ///
   /// - Throws: `ResumeDataError` with code `.unsupported` for Network.framework blobs, whose fields
   ///   are objects rather than dictionary values.
   public mutating func setEntry(_ key: String, _ value: PropertyListValue?) throws {
     try setEntry(key, value, refreshingRequests: true)
+    if let form = ownArchiveForm { ownRootKeys = ArchiveRootKeys(Self.rootKey(of: form)) }
   }
 
   /// `setEntry(key, value)`; with `refreshingRequests` false, a request archive set is decoded
@@ -86,16 +88,28 @@ extension ResumeData {
         .invalidEdit, "\(String(reflecting: url)) is not an absolute http or https URL",
         at: ResumeDataKey.downloadURL)
     }
+    guard
+      entries[ResumeDataKey.downloadURL] != nil || hasRequestArchive
+        || generation == .networkFramework || generation == .networkFrameworkWebKit
+    else {
+      throw ResumeDataError(
+        .unsupported,
+        "the blob holds no URL to change (neither NSURLSessionDownloadURL nor a request archive)"
+          + (isTiny || bytesReceived == 0 ? ": it is an empty blob, start the download over" : ""),
+        at: ResumeDataKey.downloadURL)
+    }
     var changes = [Finding]()
     try editRequests(&changes, "URL set to \(url)") { try $0.settingURL(url) }
-    if entries[ResumeDataKey.downloadURL] != nil || !changes.isEmpty {
-      try setEntry(ResumeDataKey.downloadURL, .string(url))
-      changes.insert(
-        Finding(
-          "edited", .info, "the download URL is now \(url)", path: ResumeDataKey.downloadURL),
-        at: 0)
-    }
-    return changes
+    try setEntry(ResumeDataKey.downloadURL, .string(url))
+    changes.insert(
+      Finding("edited", .info, "the download URL is now \(url)", path: ResumeDataKey.downloadURL),
+      at: 0)
+    return changes + (try restoringAppleForms())
+  }
+
+  /// Whether the blob holds a current or original request archive.
+  private var hasRequestArchive: Bool {
+    Self.requestKeys.contains { entries[$0]?.dataValue != nil }
   }
 
   /// Adds or replaces (matched without regard to ASCII case, keeping its place) a header field of both
@@ -115,20 +129,61 @@ extension ResumeData {
     {
       throw ResumeDataError(.invalidEdit, problem, at: ResumeDataKey.currentRequest)
     }
+    guard
+      hasRequestArchive || generation == .networkFramework
+        || generation == .networkFrameworkWebKit
+    else {
+      throw ResumeDataError(
+        .unsupported,
+        "the blob holds no request archive to carry header fields"
+          + (isTiny || bytesReceived == 0 ? ": it is an empty blob, start the download over" : ""),
+        at: ResumeDataKey.currentRequest)
+    }
     var changes = [Finding]()
     let change =
       value.map { "header \(name) set to \(String(reflecting: $0))" } ?? "header \(name) removed"
     try editRequests(&changes, change) { request in
       let edited = try request.settingHeader(name, to: value)
-      return edited.headerFields.elementsEqual(request.headerFields, by: ==) ? nil : edited
+      guard !edited.headerFields.elementsEqual(request.headerFields, by: ==) else { return nil }
+      return edited
+    } grown: { before, after in
+      after.slotCount > before.slotCount
+        ? " (grown from \(before.slotCount) to \(after.slotCount) slots, the HTTP message Apple archives a request with header fields with)"
+        : ""
     }
+    return changes + (try restoringAppleForms())
+  }
+
+  /// After an edit, what an Apple system reads in place of what it would not: request archives in
+  /// the standard layout under `NSKeyedArchiveRootObjectKey` (the `$N` layout kept only in v1 and
+  /// v2 blobs, whose readers include iOS 10.0–10.1), the blob's own archive and its response
+  /// archive under the keys their decoders look up. The archive itself is written afresh under
+  /// its key (`rebuilt`); each change is a finding, coded as the repair rule that makes it.
+  mutating func restoringAppleForms() throws -> [Finding] {
+    let keepsDollarLayout = generation == .v1 || generation == .v2
+    var changes = try convertRequests(
+      to: .standard, rule: RestoreStandardRequestLayout().name,
+      keepingDollarNumbered: keepsDollarLayout)
+    if keepsDollarLayout {
+      for (index, key) in Self.requestKeys.enumerated()
+      where decodedRequest(index)?.isInLayout(.dollarNumbered) == true {
+        changes.append(
+          Finding(
+            "request-layout-kept", .info,
+            "request archive kept in the $N layout under root, which iOS 10.0–10.1 reads back and later systems do not (repair for them restores the standard layout)",
+            path: key))
+      }
+    }
+    changes += try restoreArchiveRootKeys(rule: RestoreArchiveRootKeys().name)
     return changes
   }
 
-  /// Applies `edit` to each request archive present (nil: unchanged), re-encoding it in place.
+  /// Applies `edit` to each request archive present (nil: unchanged), re-encoding it in place;
+  /// `grown` says what more to tell of a request and its edited copy.
   private mutating func editRequests(
     _ changes: inout [Finding], _ change: String,
-    _ edit: (URLRequestArchive) throws -> URLRequestArchive?
+    _ edit: (URLRequestArchive) throws -> URLRequestArchive?,
+    grown: (URLRequestArchive, URLRequestArchive) -> String = { _, _ in "" }
   ) throws {
     if generation == .networkFramework || generation == .networkFrameworkWebKit {
       throw ResumeDataError(
@@ -136,13 +191,17 @@ extension ResumeData {
         "the requests of a Network.framework blob are objects of its archive; editing them is not supported",
         at: "")
     }
-    let edited = try rewriteRequests { _, bytes in
-      guard let changed = try edit(URLRequestArchive(decoding: bytes)) else { return nil }
+    var notes: [String: String] = [:]
+    let edited = try rewriteRequests { index, bytes in
+      let request = try URLRequestArchive(decoding: bytes)
+      guard let changed = try edit(request) else { return nil }
       let edited = try changed.encoded()
+      notes[Self.requestKeys[index]] = grown(request, changed)
       return edited == bytes ? nil : RequestRewrite(bytes: edited)
     }
     for key in edited {
-      changes.append(Finding("edited", .info, "\(change) in the request archive", path: key))
+      changes.append(
+        Finding("edited", .info, "\(change) in the request archive\(notes[key] ?? "")", path: key))
     }
   }
 
@@ -227,22 +286,22 @@ extension ResumeData {
     }
   }
 
-  /// A keyed resume archive of a root dictionary, keeping `original`'s root key and extra
-  /// top-level keys when there is one.
+  /// A keyed resume archive of a root dictionary, under the key CFNetwork reads it by (the literal
+  /// `NSKeyedArchiveRootObjectKey`, whatever `original` had: see `rootKey(of:)`), keeping
+  /// `original`'s extra top-level keys when there is one (WebKit's
+  /// `ResumePlaceholderURLBookmarkData`).
   static func keyedBytes(
     _ pairs: [ArchivedDictionaryEntry], mutable: Bool = true, like original: KeyedArchive? = nil,
     format: PropertyListFormat = .binary
   ) throws -> Data {
-    let rootKey = original?.rootKey ?? "NSKeyedArchiveRootObjectKey"
+    let rootKey = rootKey(of: .resumeDictionary).rawValue
     // A root of plain values, as resume blobs have, is written straight (the same bytes).
     if format == .binary, original?.extraTopLevelKeys.isEmpty ?? true,
       let bytes = KeyedArchive.encodedDictionary(pairs, mutable: mutable, rootKey: rootKey)
     {
       return bytes
     }
-    var archive = try KeyedArchive(
-      root: .dictionary(pairs, mutable: mutable),
-      rootKey: original?.rootKey ?? "NSKeyedArchiveRootObjectKey")
+    var archive = try KeyedArchive(root: .dictionary(pairs, mutable: mutable), rootKey: rootKey)
     if let original, !original.extraTopLevelKeys.isEmpty,
       case .dictionary(var envelope) = archive.propertyList
     {
@@ -254,22 +313,32 @@ extension ResumeData {
 }
 
 extension ResumeData {
-  /// Moves every request archive not already in `layout` to it.
-  mutating func convertRequests(to layout: URLRequestArchive.Layout, rule: String) throws
+  /// Moves every request archive not already in `layout`, under its root key, to it.
+  ///
+  /// - Parameter keepingDollarNumbered: leave archives in the `$N` layout as they are (moving only
+  ///   a standard-layout archive that is under the wrong key).
+  mutating func convertRequests(
+    to layout: URLRequestArchive.Layout, rule: String, keepingDollarNumbered: Bool = false
+  ) throws
     -> [Finding]
   {
+    func kept(_ request: URLRequestArchive) -> Bool {
+      request.isInLayout(layout) || keepingDollarNumbered && request.layout == .dollarNumbered
+    }
     // The usual blob's requests are in the layout already: nothing to set up.
     func inLayout(_ index: Int) -> Bool {
-      if let request = decodedRequest(index) { return request.layout == layout }
+      if let request = decodedRequest(index) { return kept(request) }
       return entries[Self.requestKeys[index]]?.dataValue == nil
     }
     if inLayout(0), inLayout(1) { return [] }
     // Decoded from these bytes when the blob was read or the key last set; decoded again only
     // when that failed, for its error.
     let decoded = [decodedRequest(0), decodedRequest(1)]
+    var onlyRekeyed: Set<Int> = []
     let rewritten = try rewriteRequests { index, bytes in
       let request = try decoded[index] ?? URLRequestArchive(decoding: bytes)
-      guard request.layout != layout else { return nil }
+      guard !kept(request) else { return nil }
+      if request.layout == layout { onlyRekeyed.insert(index) }
       // Renamed in its bytes, the archive's request is known without reading them again.
       if let renamed = request.convertedInPlace(to: layout) {
         return RequestRewrite(bytes: renamed.bytes, decoded: renamed.request)
@@ -277,12 +346,15 @@ extension ResumeData {
       return RequestRewrite(bytes: try request.encodedConverted(to: layout))
     }
     return rewritten.map { key in
-      Finding(
-        rule, .info,
-        layout == .dollarNumbered
-          ? "request archive rewritten to the $N layout under root, which iOS 10.0–10.1 reads"
-          : "request archive rewritten to the standard layout under NSKeyedArchiveRootObjectKey",
-        path: key)
+      let message =
+        if onlyRekeyed.contains(Self.requestKeys.firstIndex(of: key) ?? -1) {
+          "request archive's root moved under \(URLRequestArchive.rootKey(of: layout).rawValue), the key its layout is read under"
+        } else if layout == .dollarNumbered {
+          "request archive rewritten to the $N layout under root, which iOS 10.0–10.1 reads"
+        } else {
+          "request archive rewritten to the standard layout under NSKeyedArchiveRootObjectKey"
+        }
+      return Finding(rule, .info, message, path: key)
     }
   }
 }

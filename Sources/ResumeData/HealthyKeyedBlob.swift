@@ -29,8 +29,8 @@ extension ResumeData {
   /// a value in a shape this reading leaves to it, a temporary directory to look in…). So that the
   /// two can never disagree, this reading accepts less than they do: the nine keys CFNetwork
   /// writes (no byte range, segment map or unknown key), each value of the kind it is written as,
-  /// a temp file name, both requests in the standard layout with header fields that are surely
-  /// sendable.
+  /// a temp file name, the archive and both requests under `NSKeyedArchiveRootObjectKey`, the
+  /// requests in the standard layout with header fields that are surely sendable.
   public static func healthyKeyedBlob(
     _ data: Data, for target: RepairTarget?, limits: KeyedArchiveLimits = .default
   ) -> HealthyKeyedBlob? {
@@ -50,6 +50,8 @@ extension ResumeData {
     guard bytes.count >= tinyBlobSize, !NetworkFrameworkMask.isMasked(bytes: bytes),
       let view = KeyedArchiveView(borrowing: bytes, limits: limits.propertyList),
       view.hasArchiver,
+      // Under the key CFNetwork reads, and that one alone (`archive-root-key`).
+      view.rootKeys == .rootObjectKey,
       let root = view.plainRootArrays(limits: limits),
       let values = HealthyValues(view, root)
     else { return nil }
@@ -93,11 +95,12 @@ extension ResumeData {
     return HealthyKeyedBlob(infoVersion: infoVersion)
   }
 
-  /// A request archive read in place in the standard layout, with header fields surely sendable.
+  /// A request archive read in place in the standard layout under the key CFNetwork reads it by,
+  /// with header fields surely sendable.
   private static func healthyRequest(_ bytes: UnsafeRawBufferPointer) -> InPlaceRequestSummary? {
     // Under the default limits, as `refreshRequests` decodes each request.
     guard let request = URLRequestArchive.inPlaceSummary(of: bytes, limits: .default),
-      request.headerFieldsAreSurelySendable
+      request.rootKeyIsRootObjectKey, request.headerFieldsAreSurelySendable
     else { return nil }
     return request
   }

@@ -47,7 +47,8 @@ extension ResumeData {
   /// disagree, this reading accepts less than they do: the nine keys CFNetwork writes (no byte
   /// range, segment map or unknown key), each value of the kind it is written as, info version 2
   /// or none, a temp file name, both requests in the standard layout with header fields that are
-  /// surely sendable, and the current one's method surely GET; iOS 10.0–10.1, whose requests are
+  /// surely sendable, both under `NSKeyedArchiveRootObjectKey`, and the current one's method
+  /// surely GET; iOS 10.0–10.1, whose requests are
   /// rewritten, and targets that read no v2 blob are left to the full path.
   ///
   /// - Throws: what `init(decoding:limits:)` throws.
@@ -85,20 +86,18 @@ extension ResumeData {
       sameBytes ? currentView : KeyedArchiveView(originalBytes, limits: limits.propertyList)
     // The requests before the other values: a blob whose requests are not healthy (one in the
     // `$N` layout, mostly) has them decoded through these views at once.
+    // Both under the key CFNetwork reads them by (`request-root-key`), so that iOS 10.0–10.1
+    // cannot read back the first.
     if let current = currentView.flatMap(URLRequestArchive.inPlaceSummary(of:)),
-      current.methodIsSurelyGET, current.headerFieldsAreSurelySendable,
+      current.rootKeyIsRootObjectKey, current.methodIsSurelyGET,
+      current.headerFieldsAreSurelySendable,
       let original = sameBytes ? current : originalView.flatMap(URLRequestArchive.inPlaceSummary),
-      original.headerFieldsAreSurelySendable,
+      original.rootKeyIsRootObjectKey, original.headerFieldsAreSurelySendable,
       let infoVersion = Self.healthyInfoVersion(values)
     {
-      // As diagnosis finds it: the first request that iOS 10.0–10.1 cannot read back.
-      let unreadable =
-        current.rootKeyIsRootObjectKey
-        ? ResumeDataKey.currentRequest
-        : original.rootKeyIsRootObjectKey ? ResumeDataKey.originalRequest : nil
       return HealthyPlainBlob(
         container: container, infoVersion: infoVersion,
-        findings: unreadable.map { [Self.ios10RequestLayout(path: $0)] } ?? [])
+        findings: [Self.ios10RequestLayout(path: ResumeDataKey.currentRequest)])
     }
     // Decoded as `refreshRequests` decodes a plain blob's requests (the same bytes once), here
     // rather than through it with these views: its general path cost a `$N` blob 2,400

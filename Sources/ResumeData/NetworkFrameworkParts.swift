@@ -48,13 +48,23 @@ struct NetworkFrameworkParts: Sendable {
   /// the parts in place; nil when they are found by decoding it.
   var responseValidators: [String?]?
 
+  /// The `$top` key of the request archives made of the blob's requests: the literal CFNetwork
+  /// reads them under, as its own blobs hold them.
+  static let requestRootKey = ResumeData.rootKey(of: .requestArchive)
+  /// The `$top` key of the response archive made of the blob's response: `root`, as CFNetwork's
+  /// `NSURLSessionResumeResponse` holds it.
+  static let responseRootKey = ResumeData.rootKey(of: .responseArchive)
+
   /// The header fields that hold a Network.framework blob's validators, which it keeps only in its
   /// response: `ETag` and `Last-Modified`.
   static let validatorNames = ["ETag", "Last-Modified"]
 
   /// The fields of a decoded root object.
   init(info: ArchivedObject) {
-    func archived(_ field: String, sameAs earlier: (ArchivedValue, NetworkFrameworkSubArchive)?)
+    func archived(
+      _ field: String, sameAs earlier: (ArchivedValue, NetworkFrameworkSubArchive)?,
+      rootKey: ArchiveRootKey
+    )
       -> (ArchivedValue, NetworkFrameworkSubArchive)?
     {
       guard case .reference(let value)? = info[field], value != .null else { return nil }
@@ -62,7 +72,7 @@ struct NetworkFrameworkParts: Sendable {
       if let earlier, earlier.0 == value { return earlier }
       do {
         let bytes = try ResumeDataError.wrapping(at: field) {
-          try KeyedArchive(root: value).encoded()
+          try KeyedArchive(root: value, rootKey: rootKey.rawValue).encoded()
         }
         return (value, .archived(bytes))
       } catch let error as ResumeDataError {
@@ -71,10 +81,11 @@ struct NetworkFrameworkParts: Sendable {
         return (value, .unencodable(ResumeDataError(.keyedArchive, "\(error)", at: field)))
       }
     }
-    let current = archived("currentRequest", sameAs: nil)
+    let current = archived("currentRequest", sameAs: nil, rootKey: Self.requestRootKey)
     currentRequest = current?.1 ?? .absent
-    originalRequest = archived("originalRequest", sameAs: current)?.1 ?? .absent
-    response = archived("response", sameAs: nil)?.1 ?? .absent
+    originalRequest =
+      archived("originalRequest", sameAs: current, rootKey: Self.requestRootKey)?.1 ?? .absent
+    response = archived("response", sameAs: nil, rootKey: Self.responseRootKey)?.1 ?? .absent
     if case .reference(.string(let name, _))? = info["tempFileName"] { tempFileName = name }
     if case .reference(.url(let url))? = info["fileURL"] { fileURL = url.absoluteString }
   }
@@ -98,9 +109,9 @@ struct NetworkFrameworkParts: Sendable {
     }
     // One writer for every object, and for the check of the root.
     var writer = SubArchiveWriter(view: view)
-    func archived(_ uid: UInt64?) -> NetworkFrameworkSubArchive? {
+    func archivedResponse(_ uid: UInt64?) -> NetworkFrameworkSubArchive? {
       guard let uid else { return .absent }
-      return writer.archivedAsRoot(uid).map { .archived($0) }
+      return writer.archivedAsRoot(uid, rootKey: Self.responseRootKey).map { .archived($0) }
     }
     // A request, and what `URLRequestArchive(decoding:)` reads in place from its bytes, read from
     // the view the writer makes of them rather than checking them again (nil: not read so).
@@ -140,7 +151,7 @@ struct NetworkFrameworkParts: Sendable {
     guard let current = archivedRequest(currentUID),
       let original = originalUID == currentUID || alike(currentUID, originalUID, current.0)
         ? current : archivedRequest(originalUID),
-      let response = archived(responseUID)
+      let response = archivedResponse(responseUID)
     else { return nil }
     let written = [currentUID, originalUID, responseUID].compactMap { $0 }
     guard writer.decodesFromBytes(view.rootUID, written: written) else { return nil }

@@ -83,6 +83,9 @@ public struct ResumeData: Sendable, Hashable {
   // and whether it was an NSMutableDictionary: what a re-archived root must keep.
   var rootKeyOrder: [String] = []
   var rootIsMutable = true
+  // Which of Apple's two root keys the blob's own archive names its root by (empty for a plain
+  // dictionary): whether Apple's decoder for its form finds it (`archiveRootKeyFinding`).
+  var ownRootKeys: ArchiveRootKeys = []
   // Set by every edit: an edited blob is written afresh rather than from `original`.
   var isEdited = false
   // Whether every key of `entries` is known to be one of `ResumeDataKey.known`, found in passing
@@ -181,6 +184,7 @@ public struct ResumeData: Sendable, Hashable {
     var keysAreKnown: Bool
     var plain: PropertyListDictionary
     var order: [String]
+    var rootKeys: ArchiveRootKeys
   }
 
   /// A keyed blob's parts read in place, or nil when the eager path must read it: anything but a
@@ -190,6 +194,8 @@ public struct ResumeData: Sendable, Hashable {
     guard !NetworkFrameworkMask.isMasked(data),
       let view = KeyedArchiveView(data, limits: limits.propertyList),
       view.hasArchiver,
+      // Keys beside `$objects` (WebKit's bookmark data) are kept by the eager path's archive.
+      view.hasNoExtraTopLevelKeys,
       let root = view.plainRootDictionary(limits: limits, knownKeys: ResumeDataKey.allKnown),
       // A key twice (nothing CFNetwork writes) is left to the eager path.
       let split = Self.splitPlain(root.entries, distinct: root.knownAndDistinct),
@@ -203,7 +209,7 @@ public struct ResumeData: Sendable, Hashable {
     }
     return InPlaceParts(
       view: view, mutable: root.mutable, keysAreKnown: root.keysAreKnown, plain: split.plain,
-      order: split.order)
+      order: split.order, rootKeys: view.rootKeys)
   }
 
   /// A keyed blob from the parts `inPlaceParts` read; its archive is decoded on first use.
@@ -217,6 +223,7 @@ public struct ResumeData: Sendable, Hashable {
     archivedEntries = [:]
     rootKeyOrder = parts.order
     rootIsMutable = parts.mutable
+    ownRootKeys = parts.rootKeys
     entryKeysAreKnown = Unequated(parts.keysAreKnown)
     networkFramework = Unequated(nil)
     container = .keyedArchive
@@ -229,7 +236,7 @@ public struct ResumeData: Sendable, Hashable {
   /// root is an `NWURLSession…` object that `KeyedArchiveView.archivedAsRoot` can write (which
   /// decoding it then succeeds on), or limits below those the two paths are compared under.
   private static func networkFrameworkInPlace(_ data: Data, limits: KeyedArchiveLimits) -> (
-    unmasked: Data, parts: NetworkFrameworkParts
+    unmasked: Data, parts: NetworkFrameworkParts, rootKeys: ArchiveRootKeys
   )? {
     // The writer from the bytes follows at most 10,000 objects 64 deep: far below these, the
     // fuzz targets' limits, under which its acceptance implies the decoder's.
@@ -243,14 +250,16 @@ public struct ResumeData: Sendable, Hashable {
       view.mostDerivedClassName(classUID, hasPrefix: "NWURLSession"),
       let parts = NetworkFrameworkParts(view: view)
     else { return nil }
-    return (unmasked, parts)
+    return (unmasked, parts, view.rootKeys)
   }
 
   /// A Network.framework blob from what `networkFrameworkInPlace` read; its archive and root
   /// object are decoded on first use.
   private init(
-    networkFramework network: consuming (unmasked: Data, parts: NetworkFrameworkParts), data: Data,
-    limits: KeyedArchiveLimits
+    networkFramework network:
+      consuming (
+        unmasked: Data, parts: NetworkFrameworkParts, rootKeys: ArchiveRootKeys
+      ), data: Data, limits: KeyedArchiveLimits
   ) {
     original = BlobBytes(data)
     let storage = LazyKeyedArchive(bytes: network.unmasked, recipe: .decoding(limits))
@@ -259,6 +268,7 @@ public struct ResumeData: Sendable, Hashable {
       NetworkFrameworkRoot(parts: network.parts, archive: storage, limits: limits))
     generation = .networkFramework
     container = .nwArchive
+    ownRootKeys = network.rootKeys
     entries = [:]
     archivedEntries = [:]
     nestedStorage = []
@@ -271,6 +281,7 @@ public struct ResumeData: Sendable, Hashable {
       let info = try Self.networkFrameworkRoot(archive, limits: limits)
       generation = .networkFramework
       container = .nwArchive
+      ownRootKeys = archive.rootKeys
       entries = [:]
       archivedEntries = [:]
       let storage = LazyKeyedArchive(archive)
@@ -306,6 +317,7 @@ public struct ResumeData: Sendable, Hashable {
       archivedEntries = keyed.archived
       rootKeyOrder = keyed.order
       rootIsMutable = keyed.mutable
+      ownRootKeys = keyed.archive.rootKeys
       networkFramework = Unequated(nil)
       container = decoded.format == .xml ? .keyedArchiveXML : .keyedArchive
       // WebKit wraps a Network.framework blob, and only that: anything else under `data` stays a
@@ -406,6 +418,8 @@ public struct ResumeData: Sendable, Hashable {
     archivedEntries = [:]
     rootKeyOrder = dictionary.keys
     rootIsMutable = true
+    // Written by `keyedBytes`, under the key Apple's decoder reads.
+    ownRootKeys = .rootObjectKey
     networkFramework = Unequated(nil)
     container = .keyedArchive
     let isSafari = Self.isSafariShaped(dictionary)

@@ -26,7 +26,8 @@ enum ConvertCommand {
       --to GEN          The generation to write (required): v1, v2, v4, keyed,
                         network-framework, network-framework-webkit, safari.
       --format FORMAT   xml or binary; by default XML for v1, v2 and v4, binary for the
-                        archives. Network.framework blobs are binary only.
+                        archives. Network.framework blobs are binary only (WebKit's
+                        wrapper around one can be XML).
       --info-version N  The NSURLSessionResumeInfoVersion of a keyed blob (default 5; 4
                         is what iOS 12 wrote). v1, v2 and v4 always get their own.
       --temp-dir DIR    The directory that holds the partial file: turns a bare file

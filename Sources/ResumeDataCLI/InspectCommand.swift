@@ -113,12 +113,17 @@ enum InspectCommand {
     if let nested = resume.nested {
       row("wrapped", "\(nested.generation.rawValue) blob, \(nested.originalCount) bytes")
     }
+    if let bookmark = resume.placeholderBookmarkData {
+      row("bookmark", "ResumePlaceholderURLBookmarkData, \(bookmark.count) bytes (WebKit's)")
+    }
     if let target, let judged {
-      row("target", "\(target.rawValue) \(ResumeData.outcome(of: judged).phrase), as it is")
+      let phrase =
+        ResumeData.sessionOutcomes(of: judged)?.phrase ?? ResumeData.outcome(of: judged).phrase
+      row("target", "\(target.rawValue) \(phrase), as it is")
     }
     lines.append(findings.isEmpty ? "findings      none" : "findings")
     for (index, finding) in findings.enumerated() {
-      let outcome = judged.map { " [\(target?.rawValue ?? ""): \($0[index].outcome.phrase)]" }
+      let outcome = judged.map { " [\(target?.rawValue ?? ""): \($0[index].phrase)]" }
       lines.append("  " + style.finding(finding) + (outcome ?? ""))
     }
     return lines.joined(separator: "\n") + "\n"
@@ -154,11 +159,18 @@ enum InspectCommand {
     object.add("originalRequest", request(resume.originalRequest))
     object.add(
       "unknownKeys", "[" + resume.unknownKeys.map(JSON.string).joined(separator: ", ") + "]")
+    object.add(
+      "placeholderBookmarkData",
+      string: resume.placeholderBookmarkData.map { $0.base64EncodedString() })
     object.add("target", string: target?.rawValue)
     object.add("outcome", string: judged.map { ResumeData.outcome(of: $0).rawValue })
-    // Every finding has "outcome", null without a target: a field is never left out.
-    let outcomes = findings.indices.map { judged?[$0].outcome }
-    object.add("findings", JSON.findings(findings, outcomes: outcomes, level: 1))
+    object.add(
+      "sessionOutcomes",
+      judged.map { JSON.sessionOutcomes(ResumeData.sessionOutcomes(of: $0)) } ?? "null")
+    // Every finding has "outcome" and "sessionOutcomes", null without a target: a field is never
+    // left out.
+    let judgements = findings.indices.map { judged?[$0] }
+    object.add("findings", JSON.findings(findings, judgements: judgements, level: 1))
     return object.rendered() + "\n"
   }
 }

@@ -51,17 +51,29 @@ enum JSON {
 
   /// Findings as `[{"code", "severity", "message", "path"}]`, one a line, at nesting `level`;
   /// with `outcomes` (one a finding), each also has `"outcome"`.
-  static func findings(_ findings: [Finding], outcomes: [ResumeOutcome?]? = nil, level: Int)
+  static func findings(_ findings: [Finding], judgements: [Judgement?]? = nil, level: Int)
     -> String
   {
     array(
       findings.indices.map { index in
         let finding = findings[index]
-        let outcome = outcomes.map { ", \"outcome\": \(string($0[index]?.rawValue))" } ?? ""
+        // With judgements, every finding has both fields, null where there is none.
+        let outcome =
+          judgements.map {
+            ", \"outcome\": \(string($0[index]?.outcome.rawValue)), \"sessionOutcomes\": "
+              + sessionOutcomes($0[index]?.sessions)
+          } ?? ""
         return
           "{\"code\": \(string(finding.code)), \"severity\": \(string(finding.severity.rawValue)), "
           + "\"message\": \(string(finding.message)), \"path\": \(string(finding.path))\(outcome)}"
       }, level: level)
+  }
+
+  /// `{"foreground": …, "background": …}`, or `null` when the kinds of session agree.
+  static func sessionOutcomes(_ sessions: SessionOutcomes?) -> String {
+    guard let sessions else { return "null" }
+    return "{\"foreground\": \(string(sessions.foreground.rawValue)), "
+      + "\"background\": \(string(sessions.background.rawValue))}"
   }
 
   /// The indentation of nesting `level`: two spaces a level.

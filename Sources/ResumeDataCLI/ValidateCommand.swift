@@ -111,7 +111,7 @@ enum ValidateCommand {
     var findings: [Finding] = []
     /// With a target, what it would do with the blob as it is, because of each finding (in the
     /// order of `findings`).
-    var outcomes: [ResumeOutcome]?
+    var judgements: [Judgement]?
     /// The repair's findings (with a repair that failed as an error finding), when a target is given.
     var repairFindings: [Finding]?
     /// The diagnosis of the repaired blob, when a target is given and the repair wrote one.
@@ -120,20 +120,24 @@ enum ValidateCommand {
     /// The findings worth listing under the file's line, with their outcomes: every warning and
     /// error; with a target, instead, every finding that changes what that system does (a warning
     /// about another system is left to the JSON output, an info that makes it fail is listed).
-    var listed: [(finding: Finding, outcome: ResumeOutcome?)] {
+    var listed: [(finding: Finding, judgement: Judgement?)] {
       findings.indices.compactMap { index in
         let finding = findings[index]
-        let outcome = outcomes?[index]
-        let matters = outcome.map { $0 != .unaffected } ?? (finding.severity >= .warning)
-        return matters ? (finding, outcome) : nil
+        let judgement = judgements?[index]
+        let matters = judgement.map { $0.outcome != .unaffected } ?? (finding.severity >= .warning)
+        return matters ? (finding, judgement) : nil
       }
     }
 
     /// With a target, what it would do with the blob as it is.
-    var outcome: ResumeOutcome? {
-      guard let outcomes else { return nil }
-      return ResumeData.outcome(
-        of: zip(findings, outcomes).map { Judgement($0.0, $0.1) })
+    var outcome: ResumeOutcome? { judgements.map(ResumeData.outcome(of:)) }
+
+    /// With a target, what it would do with the blob as it is, in words (by kind of session where
+    /// they differ).
+    var outcomePhrase: String? {
+      judgements.map {
+        ResumeData.sessionOutcomes(of: $0)?.phrase ?? ResumeData.outcome(of: $0).phrase
+      }
     }
 
     /// `FILE: VERDICT…` on one line, the verdict coloured by `style`, then the listed findings
@@ -150,12 +154,13 @@ enum ValidateCommand {
       case .malformed, .unreadable:
         line = "\(file): \(style.paint(status.name, .red)): \(reason)"
       }
-      if let target, let outcome {
-        line += "; as it is, \(target.rawValue) \(outcome.phrase)"
+      if let target, let outcomePhrase {
+        line += "; as it is, \(target.rawValue) \(outcomePhrase)"
       }
-      for (finding, outcome) in listed where "\(finding.code): \(finding.message)" != self.reason {
+      for (finding, judgement) in listed where "\(finding.code): \(finding.message)" != self.reason
+      {
         line += "\n  " + style.finding(finding)
-        if let target, let outcome { line += " [\(target.rawValue): \(outcome.phrase)]" }
+        if let target, let judgement { line += " [\(target.rawValue): \(judgement.phrase)]" }
       }
       return line + "\n"
     }
@@ -242,7 +247,9 @@ enum ValidateCommand {
       file: path, status: .ok, generation: resume.generation.rawValue,
       findings: resume.findings(temporaryDirectory: directory, for: target))
     if let target {
-      report.outcomes = report.findings.map { resume.outcome(of: $0, on: target) }
+      report.judgements = report.findings.map {
+        Judgement($0, resume.sessionOutcomes(of: $0, on: target))
+      }
       do {
         let repair = try resume.repaired(for: target, temporaryDirectory: directory)
         report.repairFindings = repair.findings
@@ -278,9 +285,13 @@ enum ValidateCommand {
     object.add("generation", string: report.generation)
     object.add("reason", string: report.reason)
     object.add("outcome", string: report.outcome?.rawValue)
-    // Every finding has "outcome", null without a target: a field is never left out.
-    let outcomes = report.findings.indices.map { report.outcomes?[$0] }
-    object.add("findings", JSON.findings(report.findings, outcomes: outcomes, level: 3))
+    object.add(
+      "sessionOutcomes",
+      report.judgements.map { JSON.sessionOutcomes(ResumeData.sessionOutcomes(of: $0)) } ?? "null")
+    // Every finding has "outcome" and "sessionOutcomes", null without a target: a field is never
+    // left out.
+    let judgements = report.findings.indices.map { report.judgements?[$0] }
+    object.add("findings", JSON.findings(report.findings, judgements: judgements, level: 3))
     object.add(
       "repairFindings", report.repairFindings.map { JSON.findings($0, level: 3) } ?? "null")
     object.add(

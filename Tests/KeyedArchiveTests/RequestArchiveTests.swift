@@ -135,12 +135,34 @@ struct RequestArchiveTests {
     #expect(roundTrip.headerFields.map(\.name) == ["Authorization", "X-Request-ID", "If-Range"])
   }
 
-  @Test("A request without an HTTP message refuses new headers and ignores removals")
+  @Test(
+    "A request without an HTTP message grows one for a new header, as Apple archives it, and ignores removals"
+  )
   func noHTTPMessage() throws {
     let request = try URLRequestArchive(decoding: try load("no-http-message-16-slots.archive"))
     #expect(request.httpMethod == nil)
-    #expect(throws: KeyedArchiveError.self) { try request.settingHeader("X", to: "1") }
+    let grown = try request.settingHeader("X", to: "1")
+    #expect(grown.slotCount == 22)
+    #expect(grown.httpMethod == "GET")
+    #expect(grown.headerFields.map { "\($0.name): \($0.value)" } == ["X: 1"])
+    // Exactly the archive of the same request built with the header from the start.
+    var fields = URLRequestFields(url: "https://example.com/files/archive.zip")
+    fields.headerFields = [.init("X", "1")]
+    #expect(try grown.encoded() == (try URLRequestArchive(fields).encoded()))
     #expect(try request.settingHeader("X", to: nil) == request)
+  }
+
+  @Test("A 16-slot request in the $N layout grows with its props key moved past the new slots")
+  func noHTTPMessageDollarLayout() throws {
+    let request = try URLRequestArchive(decoding: try load("no-http-message-16-slots.archive"))
+      .converted(to: .dollarNumbered)
+    let grown = try request.settingHeader("X", to: "1")
+    #expect(grown.layout == .dollarNumbered)
+    #expect(grown.rootKey == "root")
+    var fields = URLRequestFields(url: "https://example.com/files/archive.zip")
+    fields.headerFields = [.init("X", "1")]
+    let expected = try URLRequestArchive(fields).converted(to: .dollarNumbered)
+    #expect(try grown.encoded() == (try expected.encoded()))
   }
 
   @Test("The iOS 10.0-10.1 layout: $N keys and root, converted both ways")

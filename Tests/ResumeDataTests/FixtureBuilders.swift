@@ -60,6 +60,33 @@ func keyedBlob(_ entries: PropertyListDictionary) throws -> Data {
   return try KeyedArchive(root: .dictionary(pairs, mutable: true)).encoded()
 }
 
+/// The archive `data` with its root under `key` in `$top` instead, written again (binary): what
+/// a writer that picked the other key writes.
+func rekeyed(_ data: Data, to key: String) throws -> Data {
+  let archive = try KeyedArchive(decoding: data)
+  guard case .dictionary(var envelope) = archive.propertyList else { return Data() }
+  envelope["$top"] = .dictionary([key: .uid(archive.rootUID)])
+  return try KeyedArchive(propertyList: .dictionary(envelope)).encoded(as: .binary)
+}
+
+/// `keyed-v5-response.archive` as a third-party writer makes it: the dictionary and both request
+/// archives under `root`, the response under the literal `NSKeyedArchiveRootObjectKey`, each the
+/// key Apple's decoder for it does not read.
+func keyedUnderWrongKeys() throws -> Data {
+  var entries = try plainEntries(
+    version: 5, extra: [(ResumeDataKey.tempFileName, .string("CFNetworkDownload_m4n5o6.tmp"))])
+  let request = try rekeyed(try requestArchive("get-22-slots.archive"), to: "root")
+  entries[ResumeDataKey.currentRequest] = .data(request)
+  entries[ResumeDataKey.originalRequest] = .data(request)
+  entries[ResumeDataKey.response] = .data(
+    try rekeyed(
+      try Data(
+        contentsOf: repositoryRoot.appendingPathComponent(
+          "Fixtures/archive/response/synthetic-http-response.archive")),
+      to: "NSKeyedArchiveRootObjectKey"))
+  return try rekeyed(try keyedBlob(entries), to: "root")
+}
+
 func archivedValue(_ value: PropertyListValue) -> ArchivedValue {
   switch value {
   case .string(let string): return .string(string)
@@ -72,8 +99,10 @@ func archivedValue(_ value: PropertyListValue) -> ArchivedValue {
 }
 
 /// A Network.framework blob; its original request is `original`'s archive, its current request
-/// get-22-slots'.
-func networkFrameworkBlob(original: String = "get-22-slots.archive") throws -> Data {
+/// get-22-slots'; its archive's root under `rootKey` (`root`, which Network.framework reads).
+func networkFrameworkBlob(original: String = "get-22-slots.archive", rootKey: String = "root")
+  throws -> Data
+{
   func object(_ name: String) throws -> ArchivedObject {
     guard
       case .object(let request) = try URLRequestArchive(decoding: try requestArchive(name))
@@ -100,7 +129,7 @@ func networkFrameworkBlob(original: String = "get-22-slots.archive") throws -> D
       ArchivedField("_keepDownloadTaskFile", .inline(.boolean(false))),
     ])
   return NetworkFrameworkMask.toggled(
-    try KeyedArchive(root: .object(info), rootKey: "root").encoded())
+    try KeyedArchive(root: .object(info), rootKey: rootKey).encoded())
 }
 
 func blobs() throws -> [Blob] {
@@ -246,6 +275,20 @@ func blobs() throws -> [Blob] {
       infoVersion: nil,
       downloadURL: url, bytesReceived: nil, tempFileName: "CFNetworkDownload_nw1.tmp",
       localPath: "file:///tmp/CFNetworkDownload_nw1.tmp", unknownKeys: [], findings: []),
+    Blob(
+      name: "keyed v5 with every archive under the key Apple does not read",
+      file: "keyed-wrong-root-keys.archive", bytes: try keyedUnderWrongKeys(),
+      generation: .keyed, container: .keyedArchive, infoVersion: 5, downloadURL: url,
+      bytesReceived: 1_048_576, tempFileName: "CFNetworkDownload_m4n5o6.tmp", localPath: nil,
+      unknownKeys: [], findings: ["archive-root-key", "request-root-key", "response-root-key"]),
+    Blob(
+      name: "Network.framework under NSKeyedArchiveRootObjectKey",
+      file: "network-framework-literal-key.blob",
+      bytes: try networkFrameworkBlob(rootKey: "NSKeyedArchiveRootObjectKey"),
+      generation: .networkFramework, container: .nwArchive, infoVersion: nil, downloadURL: url,
+      bytesReceived: nil, tempFileName: "CFNetworkDownload_nw1.tmp",
+      localPath: "file:///tmp/CFNetworkDownload_nw1.tmp", unknownKeys: [],
+      findings: ["archive-root-key"]),
     Blob(
       name: "Network.framework in WebKit's wrapper", file: "network-framework-webkit.archive",
       bytes: try keyedBlob(webKit),

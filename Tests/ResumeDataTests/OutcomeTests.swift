@@ -191,19 +191,27 @@ struct OutcomeTests {
   }
 
   @Test(
-    "Request archives in the $N layout: only iOS 10.0–10.1 and this toolkit read them",
+    "Request archives in the $N layout: iOS 10.0–10.1 and this toolkit read them; iOS 13+ falls back by session; iOS 10.2–12 not known",
     arguments: [
-      (RepairTarget.ios10Early, ResumeOutcome.resume), (.ios10Late, .fail), (.ios11Early, .fail),
-      (.ios11Late, .fail), (.ios12, .fail), (.ios13Later, .fail), (.networkFramework, .fail),
-      (.linux, .resume),
+      (RepairTarget.ios10Early, ResumeOutcome.resume, nil), (.ios10Late, .notKnown, nil),
+      (.ios11Early, .notKnown, nil), (.ios11Late, .notKnown, nil), (.ios12, .notKnown, nil),
+      (
+        .ios13Later, .fail,
+        SessionOutcomes(foreground: .resume, background: .fail) as SessionOutcomes?
+      ),
+      (.networkFramework, .fail, nil), (.linux, .resume, nil),
     ])
-  func dollarLayout(target: RepairTarget, outcome: ResumeOutcome) throws {
+  func dollarLayout(target: RepairTarget, outcome: ResumeOutcome, sessions: SessionOutcomes?)
+    throws
+  {
     let blob = try ResumeData(
       decoding: Data(
         contentsOf: repositoryRoot.appendingPathComponent(
           "Fixtures/repair/rewrite-requests-for-ios10.after.xml.plist")))
     #expect(blob.findings().map(\.code) == ["ios10-only-request-layout"])
-    #expect(ResumeData.outcome(of: blob.judgements(for: target)) == outcome)
+    let judgements = blob.judgements(for: target)
+    #expect(ResumeData.outcome(of: judgements) == outcome)
+    #expect(ResumeData.sessionOutcomes(of: judgements) == sessions)
   }
 
   @Test("The outcome that happens first decides; none at all resumes")

@@ -90,6 +90,19 @@ let repairCases = [
     rule: "rewrite-requests-for-ios10", before: "resume/ios10.0-v2.xml.plist", target: .ios10Early,
     findings: ["rewrite-requests-for-ios10", "rewrite-requests-for-ios10"],
     after: "repair/rewrite-requests-for-ios10.after.xml.plist"),
+  // Every root moved under the key Apple's decoder for it reads: exactly the blob written right.
+  RepairCase(
+    rule: "restore-archive-root-keys", before: "resume/keyed-wrong-root-keys.archive",
+    target: .ios13Later,
+    findings: [
+      "restore-archive-root-keys", "restore-archive-root-keys", "restore-standard-request-layout",
+      "restore-standard-request-layout",
+    ],
+    after: "resume/keyed-v5-response.archive"),
+  RepairCase(
+    rule: "restore-archive-root-keys", before: "resume/network-framework-literal-key.blob",
+    target: .networkFramework, findings: ["restore-archive-root-keys"],
+    after: "resume/network-framework.blob"),
   // Undoing the iOS 10.0–10.1 rewrite gives back exactly what iOS 10.0 wrote.
   RepairCase(
     rule: "restore-standard-request-layout",

@@ -26,7 +26,10 @@ struct SubArchiveTests {
         #expect(archives[field] == nil, "\(label): \(field)")
         continue
       }
-      let decoded = try KeyedArchive(root: value).encoded()
+      // The response goes under `root`, which its decoder reads; requests under the literal.
+      let decoded = try KeyedArchive(
+        root: value, rootKey: field == "response" ? "root" : "NSKeyedArchiveRootObjectKey"
+      ).encoded()
       let fromBytes = try #require(archives[field], "\(label): \(field)")
       #expect(firstDifference(fromBytes, decoded) == nil, "\(label): \(field)")
       written += 1

@@ -24,7 +24,7 @@ struct URLSessionResumeTests {
     (
       "resume/ios10.0-v2.xml.plist",
       [
-        "resume*", "resume=", "resume=", "resume=", "resume=", "resume=", "over:no-validator",
+        "resume*", "resume=", "resume=", "resume=", "resume=", "resume=", "resume*",
         "resume=", "resume=",
       ]
     ),
@@ -39,7 +39,7 @@ struct URLSessionResumeTests {
     (
       "resume/keyed-v4.archive",
       [
-        "resume*", "resume*", "resume*", "resume*", "resume=", "resume=", "over:no-validator",
+        "resume*", "resume*", "resume*", "resume*", "resume=", "resume=", "resume*",
         "resume*", "resume=",
       ]
     ),
@@ -53,15 +53,29 @@ struct URLSessionResumeTests {
     (
       "resume/keyed-v5-unknown-key.archive",
       [
-        "resume*", "resume*", "resume*", "resume*", "resume*", "resume=", "over:no-validator",
+        "resume*", "resume*", "resume*", "resume*", "resume*", "resume=", "resume*",
         "resume*", "resume=",
       ]
     ),
     (
       "resume/keyed-v5-webkit-xml.archive.plist",
       [
-        "resume*", "resume*", "resume*", "resume*", "resume*", "resume=", "over:no-validator",
+        "resume*", "resume*", "resume*", "resume*", "resume*", "resume=", "resume*",
         "resume*", "resume=",
+      ]
+    ),
+    (
+      "resume/keyed-wrong-root-keys.archive",
+      [
+        "resume*", "resume*", "resume*", "resume*", "resume*", "resume*", "resume*",
+        "resume*", "resume*",
+      ]
+    ),
+    (
+      "resume/network-framework-literal-key.blob",
+      [
+        "resume*", "resume*", "resume*", "resume*", "resume*", "resume*", "resume*",
+        "resume*", "resume*",
       ]
     ),
     (
@@ -81,7 +95,7 @@ struct URLSessionResumeTests {
     (
       "resume/safari.archive",
       [
-        "resume*", "resume*", "resume*", "resume*", "resume*", "resume=", "over:no-validator",
+        "resume*", "resume*", "resume*", "resume*", "resume*", "resume=", "resume*",
         "resume*", "resume=",
       ]
     ),
@@ -138,34 +152,34 @@ struct URLSessionResumeTests {
       [
         "over:unsafe-file-name", "over:unsafe-file-name", "over:unsafe-file-name",
         "over:unsafe-file-name", "over:unsafe-file-name", "over:unsafe-file-name",
-        "over:no-validator", "over:unsafe-file-name", "over:unsafe-file-name",
+        "over:unsafe-file-name", "over:unsafe-file-name", "over:unsafe-file-name",
       ]
     ),
     (
       "resume/v1.xml.plist",
       [
-        "resume*", "resume=", "resume=", "resume=", "resume=", "resume=", "over:no-validator",
+        "resume*", "resume=", "resume=", "resume=", "resume=", "resume=", "resume*",
         "resume=", "resume=",
       ]
     ),
     (
       "resume/v2.binary.plist",
       [
-        "resume*", "resume=", "resume=", "resume=", "resume=", "resume=", "over:no-validator",
+        "resume*", "resume=", "resume=", "resume=", "resume=", "resume=", "resume*",
         "resume=", "resume=",
       ]
     ),
     (
       "resume/v2.xml.plist",
       [
-        "resume*", "resume=", "resume=", "resume=", "resume=", "resume=", "over:no-validator",
+        "resume*", "resume=", "resume=", "resume=", "resume=", "resume=", "resume*",
         "resume=", "resume=",
       ]
     ),
     (
       "resume/v4-byte-range.xml.plist",
       [
-        "resume*", "resume*", "resume*", "resume=", "resume=", "resume=", "over:no-validator",
+        "resume*", "resume*", "resume*", "resume=", "resume=", "resume=", "resume*",
         "resume*", "resume=",
       ]
     ),
@@ -179,28 +193,28 @@ struct URLSessionResumeTests {
     (
       "repair/convert-for-target.after.xml.plist",
       [
-        "resume*", "resume*", "resume=", "resume=", "resume=", "resume=", "over:no-validator",
+        "resume*", "resume*", "resume=", "resume=", "resume=", "resume=", "resume*",
         "resume=", "resume=",
       ]
     ),
     (
       "repair/fill-original-request.after.archive",
       [
-        "resume*", "resume*", "resume*", "resume*", "resume=", "resume=", "over:no-validator",
+        "resume*", "resume*", "resume*", "resume*", "resume=", "resume=", "resume*",
         "resume*", "resume=",
       ]
     ),
     (
       "repair/hand-off-segments.after.archive",
       [
-        "resume*", "resume*", "resume*", "resume*", "resume*", "resume=", "over:no-validator",
+        "resume*", "resume*", "resume*", "resume*", "resume*", "resume=", "resume*",
         "resume*", "resume=",
       ]
     ),
     (
       "repair/move-local-path.after.xml.plist",
       [
-        "resume*", "resume=", "resume=", "resume=", "resume=", "resume=", "over:no-validator",
+        "resume*", "resume=", "resume=", "resume=", "resume=", "resume=", "resume*",
         "resume=", "resume=",
       ]
     ),
@@ -215,21 +229,21 @@ struct URLSessionResumeTests {
     (
       "repair/reconcile-bytes-received.after.xml.plist",
       [
-        "resume*", "resume=", "resume=", "resume=", "resume=", "resume=", "over:no-validator",
+        "resume*", "resume=", "resume=", "resume=", "resume=", "resume=", "resume*",
         "resume=", "resume=",
       ]
     ),
     (
       "repair/remove-byte-range.after.xml.plist",
       [
-        "resume*", "resume*", "resume=", "resume=", "resume=", "resume=", "over:no-validator",
+        "resume*", "resume*", "resume=", "resume=", "resume=", "resume=", "resume*",
         "resume=", "resume=",
       ]
     ),
     (
       "repair/rewrite-requests-for-ios10.after.xml.plist",
       [
-        "resume=", "resume*", "resume*", "resume*", "resume*", "resume*", "over:no-validator",
+        "resume=", "resume*", "resume*", "resume*", "resume*", "resume*", "resume*",
         "resume*", "resume*",
       ]
     ),

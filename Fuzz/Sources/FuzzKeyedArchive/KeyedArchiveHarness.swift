@@ -17,6 +17,8 @@ import PropertyList
 ///    read back in that layout with the typed fields and object graph that rebuilding gives.
 /// 5. Each object the sub-archive writer archives on its own from the bytes
 ///    (`KeyedArchiveView.archivedAsRoot`) is byte for byte what archiving its decoded value writes.
+/// 6. Where the root-key peek (`ArchiveRootKeys(peekingBinaryArchive:)`) answers and the archive
+///    decodes, it answers what the decoded archive's `rootKeys` say.
 ///
 /// A failed check stops the process with `fatalError`, which libFuzzer reports as a crash.
 enum KeyedArchiveHarness {
@@ -35,12 +37,17 @@ enum KeyedArchiveHarness {
     checkFastPath(data)
     checkRenaming(data)
     checkSubArchives(data)
+    // On every input, read or not: the peek must never trap on what the reader refuses.
+    let peeked = ArchiveRootKeys(peekingBinaryArchive: data)
     let archive: KeyedArchive
     do {
       archive = try KeyedArchive(decoding: data, limits: limits)
     } catch {
       // Most generated inputs are malformed; refusing them is the reader's job.
       return 0
+    }
+    if let peeked, peeked != archive.rootKeys {
+      fatalError("the root-key peek says \(peeked.rawValue), decoding \(archive.rootKeys.rawValue)")
     }
     checkBinaryRoundTrip(archive)
     exerciseDecodingAndDisplay(archive)

@@ -49,9 +49,9 @@ extension ResumeData {
   /// form does not carry), then the form the target reads, then the partial file, then the
   /// request archives.
   public static let repairRules: [any RepairRule] = [
-    RefuseEmptyBlob(), HandOffSegmentedDownload(), ConvertForTarget(), MoveLocalPathIntoDirectory(),
-    ReconcileBytesReceived(), FillOriginalRequest(), RemoveByteRange(),
-    RewriteRequestsForIOS10(), RestoreStandardRequestLayout(),
+    RefuseEmptyBlob(), HandOffSegmentedDownload(), ConvertForTarget(), RestoreArchiveRootKeys(),
+    MoveLocalPathIntoDirectory(), ReconcileBytesReceived(), FillOriginalRequest(),
+    RemoveByteRange(), RewriteRequestsForIOS10(), RestoreStandardRequestLayout(),
   ]
 
   /// Repairs the blob for a target: runs every rule the target needs, in order, and reports what
