@@ -66,22 +66,20 @@ private struct PeekReader {
     return (count, position + 2 + size)
   }
 
-  /// The references of dictionary `index`: its keys' and its values' object indices.
-  func dictionary(_ index: Int) -> (keys: [Int], values: [Int])? {
+  /// Where the references of dictionary `index` start, and its count (at most 16: an envelope
+  /// holds four keys, `$top` one or two).
+  func dictionary(_ index: Int) -> (start: Int, count: Int)? {
     guard let offset = offset(of: index), bytes[offset] & 0xF0 == 0xD0,
-      let (count, start) = count(at: offset), count <= 16
+      let (count, start) = count(at: offset), count <= 16,
+      start <= bytes.count - 2 * count * referenceSize
     else { return nil }
-    var keys: [Int] = []
-    var values: [Int] = []
-    for position in 0..<count {
-      guard
-        let key = integer(at: start + position * referenceSize, size: referenceSize),
-        let value = integer(at: start + (count + position) * referenceSize, size: referenceSize)
-      else { return nil }
-      keys.append(key)
-      values.append(value)
-    }
-    return (keys, values)
+    return (start, count)
+  }
+
+  /// Reference `position` of a dictionary whose references start at `start`: keys first, then
+  /// values.
+  func reference(_ start: Int, _ position: Int) -> Int? {
+    integer(at: start + position * referenceSize, size: referenceSize)
   }
 
   /// Whether object `index` is the ASCII string `text`.
@@ -100,7 +98,7 @@ private struct PeekReader {
   }
 
   mutating func rootKeys() -> ArchiveRootKeys? {
-    guard bytes.count >= 40, bytes.prefix(6).elementsEqual("bplist".utf8) else { return nil }
+    guard bytes.count >= 40, memcmp(bytes.baseAddress!, "bplist", 6) == 0 else { return nil }
     let trailer = bytes.count - 32
     offsetSize = Int(bytes[trailer + 6])
     referenceSize = Int(bytes[trailer + 7])
@@ -111,18 +109,23 @@ private struct PeekReader {
     else { return nil }
     objectCount = count
     offsetTable = table
-    let reader = self
-    // Keys in another encoding than ASCII, or `$top` twice, are left to decoding.
-    guard let envelope = reader.dictionary(top), envelope.keys.allSatisfy(reader.isASCII),
-      let position = envelope.keys.firstIndex(where: { reader.isASCIIString($0, "$top") }),
-      envelope.keys.filter({ reader.isASCIIString($0, "$top") }).count == 1,
-      let topKeys = reader.dictionary(envelope.values[position])?.keys,
-      topKeys.allSatisfy(reader.isASCII)
-    else { return nil }
+    // Keys in another encoding than ASCII, or `$top` twice, are left to decoding. Read without
+    // building anything: diagnosis asks this of every blob that holds a response.
+    guard let envelope = dictionary(top) else { return nil }
+    var topDictionary: Int?
+    for position in 0..<envelope.count {
+      guard let key = reference(envelope.start, position), isASCII(key) else { return nil }
+      guard isASCIIString(key, "$top") else { continue }
+      guard topDictionary == nil, let value = reference(envelope.start, envelope.count + position)
+      else { return nil }
+      topDictionary = value
+    }
+    guard let topDictionary, let rootKeys = dictionary(topDictionary) else { return nil }
     var keys: ArchiveRootKeys = []
-    for key in topKeys {
-      if reader.isASCIIString(key, "root") { keys.insert(.root) }
-      if reader.isASCIIString(key, "NSKeyedArchiveRootObjectKey") { keys.insert(.rootObjectKey) }
+    for position in 0..<rootKeys.count {
+      guard let key = reference(rootKeys.start, position), isASCII(key) else { return nil }
+      if isASCIIString(key, "root") { keys.insert(.root) }
+      if isASCIIString(key, "NSKeyedArchiveRootObjectKey") { keys.insert(.rootObjectKey) }
     }
     return keys
   }

@@ -35,6 +35,9 @@ package struct KeyedArchiveView {
   package let rootUID: UInt64
   /// Whether the envelope has an `$archiver` key (a string: the initializer checked it).
   package let hasArchiver: Bool
+  /// Whether the envelope holds no key beside `$archiver`, `$version`, `$top` and `$objects`
+  /// (`KeyedArchive.extraTopLevelKeys` is empty), each once.
+  package let hasNoExtraTopLevelKeys: Bool
 
   /// Checks an archive the way `KeyedArchive(decoding:limits:)` does, or returns nil when it would
   /// fail, when it is not binary, or when it holds anything this view does not read in place.
@@ -83,11 +86,12 @@ package struct KeyedArchiveView {
     let count = table.count(objects)
     let archiver = table.value(envelope, forKey: "$archiver")
     if let archiver, !table.isKind(archiver, .string) { return nil }
-    if let version = table.value(envelope, forKey: "$version"),
-      !table.isKind(version, .integer) || table.integer(version).int64Value == nil
-    {
+    let version = table.value(envelope, forKey: "$version")
+    if let version, !table.isKind(version, .integer) || table.integer(version).int64Value == nil {
       return nil
     }
+    // `$objects` and `$top` (looked up below), and the two that may be absent.
+    let envelopeKeys = 2 + (archiver != nil ? 1 : 0) + (version != nil ? 1 : 0)
     guard let top = table.value(envelope, forKey: "$top"), table.isKind(top, .dictionary),
       table.count(top) > 0
     else { return nil }
@@ -135,6 +139,7 @@ package struct KeyedArchiveView {
     self.plist = plist
     self.table = table
     hasArchiver = archiver != nil
+    hasNoExtraTopLevelKeys = table.count(envelope) == envelopeKeys
     objectsStart = table.contents(objects).start
     self.top = top
     self.count = count
@@ -172,15 +177,6 @@ package struct KeyedArchiveView {
 
   /// Whether `rootKey` is `NSKeyedArchiveRootObjectKey`, found without making the string.
   package var rootKeyIsRootObjectKey: Bool { rootName == .rootObjectKey }
-
-  /// Whether the envelope holds no key beside `$archiver`, `$version`, `$top` and `$objects`
-  /// (`KeyedArchive.extraTopLevelKeys` is empty), each once.
-  package var hasNoExtraTopLevelKeys: Bool {
-    let envelope = plist.topObject
-    let keys: [StaticString] = ["$archiver", "$version", "$top", "$objects"]
-    let known = keys.reduce(0) { $0 + (table.value(envelope, forKey: $1) != nil ? 1 : 0) }
-    return table.count(envelope) == known
-  }
 
   /// `KeyedArchive.rootKeys`: which of Apple's two root keys `$top` holds.
   package var rootKeys: ArchiveRootKeys {

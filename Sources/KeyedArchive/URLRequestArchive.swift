@@ -247,6 +247,10 @@ public struct URLRequestArchive: Sendable, Hashable {
   /// The key under `$top` that names the request object (`KeyedArchive.rootKey`).
   public var rootKey: String { fast?.rootKey ?? archive.rootKey }
 
+  /// Which of Apple's two root keys the archive's `$top` holds (`KeyedArchive.rootKeys`), found
+  /// without making a string.
+  public var rootKeys: ArchiveRootKeys { fast?.rootKeys ?? archive.rootKeys }
+
   /// `$2`: the number of property slots (16 without an HTTP message, 22 with one), taken as 0 when
   /// negative and capped at 4,096 so that no work is sized by a hostile count.
   public var slotCount: Int { slotUIDs.count }
@@ -535,7 +539,7 @@ public struct URLRequestArchive: Sendable, Hashable {
   /// Whether the archive is in `layout` under the `$top` key that layout goes under (see
   /// `rootKey(of:)`): what `converted(to:)` leaves as it is.
   public func isInLayout(_ layout: Layout) -> Bool {
-    self.layout == layout && rootKey == Self.rootKey(of: layout).rawValue
+    self.layout == layout && rootKeys.holds(Self.rootKey(of: layout))
   }
 
   /// A copy in another slot layout: `.dollarNumbered` (with `$top` key `root`) is what iOS 10.0–10.1

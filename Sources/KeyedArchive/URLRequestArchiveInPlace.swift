@@ -68,6 +68,14 @@ final class FastFields: Sendable {
     renamedRootKey ?? state.withLock { $0.request.archive.rootKey }
   }
 
+  /// `rootKey` as the keys `$top` holds, made without a string.
+  var rootKeys: ArchiveRootKeys {
+    if let renamedRootKey {
+      return renamedRootKey == ArchiveRootKey.root.rawValue ? .root : .rootObjectKey
+    }
+    return state.withLock { $0.request.archive.rootKeys }
+  }
+
   /// `InPlaceRequest.httpMethod()`, read on each use: a short string from one slot, which a
   /// diagnosis asks for without the URL (whose string costs more than the method's).
   var httpMethod: String?? {

@@ -91,7 +91,7 @@ extension ResumeData {
   {
     func misplaced(_ request: URLRequestArchive?) -> Bool {
       guard let request, request.layout == .standard else { return false }
-      return request.rootKey != ArchiveRootKey.rootObjectKey.rawValue
+      return !request.rootKeys.holds(.rootObjectKey)
     }
     let path =
       misplaced(current)
@@ -110,7 +110,8 @@ extension ResumeData {
   /// The blob's response archive (`NSURLSessionResumeResponse`), decoded, when it decodes and its
   /// root is not under the key Apple reads it by; nil otherwise.
   var misplacedResponseArchive: KeyedArchive? {
-    entries[ResumeDataKey.response]?.dataValue.flatMap(Self.misplacedResponseArchive)
+    if responseRootKeyIsKnown.value { return nil }
+    return entries[ResumeDataKey.response]?.dataValue.flatMap(Self.misplacedResponseArchive)
   }
 
   /// The response archive `bytes`, decoded, when it decodes and its root is not under the key
@@ -125,6 +126,11 @@ extension ResumeData {
     }
     return archive
   }
+
+  /// The message of `ios10-only-request-layout`, made once: a diagnosis of every blob in that
+  /// layout gives it.
+  static let dollarLayoutMessage =
+    "the request archives are in the $N layout under root, which iOS 9 and earlier wrote and iOS 10.0–10.1 reads back; later systems do not decode them (\(undecodableRequestConsequence)) (repair for them restores the standard layout)"
 
   /// What CFNetwork does with a blob whose request archives do not decode (format reference §6).
   static let undecodableRequestConsequence =

@@ -109,7 +109,10 @@ extension ResumeData {
     var notes = Conversion(directory: temporaryDirectory)
     var dictionary = try notes.portableEntries(self)
     try notes.placeRequests(&dictionary, of: self, keepingDollarLayout: keepsDollarLayout)
-    try notes.placeResponse(&dictionary)
+    // A Network.framework blob's response is archived on its own under root as it is read.
+    if generation != .networkFramework, generation != .networkFrameworkWebKit {
+      try notes.placeResponse(&dictionary)
+    }
     // Nil when the blob is known without its bytes, which it writes when first asked for.
     let bytes: Data?
     // The blob the bytes are, when it is known without reading them back.
@@ -133,7 +136,8 @@ extension ResumeData {
       if plainTargets.contains(target) {
         let archivedKeys = notes.archivedOrder(self)
         for key in archivedKeys { notes.dropped.append(key) }
-        if placeholderBookmarkData != nil { notes.dropped.append(Self.placeholderBookmarkKey) }
+        // In the envelope, beside `$objects`: a root dictionary's own goes with its entries.
+        if envelopeBookmarkData != nil { notes.dropped.append(Self.placeholderBookmarkKey) }
         let container: PropertyListFormat = wantedContainer == .binaryPlist ? .binary : .xml
         let limits = KeyedArchiveLimits.default.propertyList
         if container == .xml,
@@ -163,7 +167,7 @@ extension ResumeData {
         }
       }
     case .networkFramework:
-      if placeholderBookmarkData != nil { notes.dropped.append(Self.placeholderBookmarkKey) }
+      if envelopeBookmarkData != nil { notes.dropped.append(Self.placeholderBookmarkKey) }
       bytes = try notes.networkFrameworkBytes(dictionary, of: self)
     case .networkFrameworkWebKit:
       // The blob it wraps: this one, or the one it already wraps, in Network.framework's form.
@@ -194,7 +198,8 @@ extension ResumeData {
       }
     }
     // Moved out of `written`, not copied.
-    let blob = try (consume written) ?? ResumeData(decoding: bytes ?? Data(), requestsOf: self)
+    var blob = try (consume written) ?? ResumeData(decoding: bytes ?? Data(), requestsOf: self)
+    blob.responseRootKeyIsKnown = Unequated(true)
     var findings = notes.derived
     var seen = Set<String>()
     for key in notes.dropped where !key.isEmpty && seen.insert(key).inserted {
@@ -591,9 +596,12 @@ extension ResumeData {
   /// archive's envelope (or, in a blob written otherwise, the root dictionary holds it). Nil
   /// when the blob has none.
   public var placeholderBookmarkData: Data? {
-    if let data = entries[Self.placeholderBookmarkKey]?.dataValue { return data }
-    guard let archive = envelopeKept else { return nil }
-    return archive.envelope[Self.placeholderBookmarkKey]?.dataValue
+    entries[Self.placeholderBookmarkKey]?.dataValue ?? envelopeBookmarkData
+  }
+
+  /// `ResumePlaceholderURLBookmarkData` beside `$objects`, where WebKit puts it.
+  var envelopeBookmarkData: Data? {
+    envelopeKept?.envelope[Self.placeholderBookmarkKey]?.dataValue
   }
 
   /// The archive whose keys beside `$objects` a keyed blob made from this one keeps: a keyed

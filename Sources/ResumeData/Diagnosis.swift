@@ -60,7 +60,8 @@ extension ResumeData {
           path: ResumeDataKey.originalRequest))
     }
     func iOS10Unreadable(_ request: URLRequestArchive?) -> Bool {
-      request?.layout == .standard && request?.rootKey == "NSKeyedArchiveRootObjectKey"
+      // `rootKey` is the literal (and `root` absent), found without making the string.
+      request?.layout == .standard && request?.rootKeys == .rootObjectKey
     }
     let firstIOS10Unreadable =
       iOS10Unreadable(current)
@@ -82,10 +83,7 @@ extension ResumeData {
       : original?.layout == .dollarNumbered ? ResumeDataKey.originalRequest : nil
     {
       found.append(
-        Finding(
-          "ios10-only-request-layout", .warning,
-          "the request archives are in the $N layout under root, which iOS 9 and earlier wrote and iOS 10.0–10.1 reads back; later systems do not decode them (\(Self.undecodableRequestConsequence)) (repair for them restores the standard layout)",
-          path: first))
+        Finding("ios10-only-request-layout", .warning, Self.dollarLayoutMessage, path: first))
     }
     if generation != .networkFramework, generation != .networkFrameworkWebKit,
       let misplaced = requestRootKeyFinding(current: current, original: original)

@@ -88,6 +88,10 @@ public struct ResumeData: Sendable, Hashable {
   var ownRootKeys: ArchiveRootKeys = []
   // Set by every edit: an edited blob is written afresh rather than from `original`.
   var isEdited = false
+  // Whether the response archive, if any, is known to be under the key Apple reads it by (the
+  // blob was made by a conversion, which writes it so): diagnosis and repair then do not look.
+  // Takes no part in equality: it only saves looking again.
+  var responseRootKeyIsKnown = Unequated(false)
   // Whether every key of `entries` is known to be one of `ResumeDataKey.known`, found in passing
   // when a blob is read in place (false: not known to be; `hasUnknownKeys` then looks). Takes no
   // part in equality: it only saves looking again.
