@@ -207,7 +207,9 @@ final class ProbeExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable
   func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
     let answered = state.withLock { $0.answer != nil }
     if let error, !answered {
-      end(failure: ProbeError(.network, error.localizedDescription))
+      // URLSession's own timer may fire before the probe's deadline does.
+      let timedOut = (error as? URLError)?.code == .timedOut
+      end(failure: timedOut ? Self.timedOut(request) : ProbeError(.network, error.localizedDescription))
     } else {
       end(failure: nil)
     }
