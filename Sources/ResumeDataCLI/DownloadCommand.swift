@@ -118,7 +118,9 @@ enum DownloadCommand {
   /// The entry of `download` in the command table.
   static let downloadSpec = CommandSpec(
     name: "download", summary: "Download a URL with resume, writing Apple-compatible resume data.",
-    help: downloadHelp, options: sharedOptions, arguments: .url, run: download(_:streams:))
+    help: downloadHelp,
+    options: sharedOptions + [.option("--partial", value: .file), .flag("--no-resume-check")],
+    arguments: .url, run: download(_:streams:))
 
   /// The entry of `resume` in the command table.
   static let resumeSpec = CommandSpec(
@@ -131,10 +133,16 @@ enum DownloadCommand {
     guard
       let parsed = try Arguments.command(arguments, spec: downloadSpec, streams: streams)
     else { return }
-    guard parsed.positionals.count == 1, let url = URL(string: parsed.positionals[0]) else {
+    // A partial file and its sidecar (`export`'s pair) name the URL themselves.
+    let partial = try PartialStart.read(parsed)
+    guard parsed.positionals.count == 1 || (partial != nil && parsed.positionals.isEmpty),
+      let url = URL(string: parsed.positionals.first ?? partial?.pair.url ?? "")
+    else {
       throw .usage("download needs one URL")
     }
-    let (destination, configuration) = try setUp(parsed, defaultDirectory: nil)
+    var (destination, configuration) = try setUp(parsed, defaultDirectory: nil)
+    if let partial { configuration.temporaryDirectory = partial.file.deletingLastPathComponent() }
+    var check: ProbeVerdict?
     // Run again with the same state directory, a download continues from what it persisted.
     let download: Download
     do {
@@ -144,16 +152,29 @@ enum DownloadCommand {
           resumeData: saved, destination: destination, configuration: configuration)
       {
         download = resumed
+      } else if let partial {
+        download = try partial.download(
+          url: url.absoluteString, destination: destination, configuration: configuration)
       } else {
         download = try Download(url: url, destination: destination, configuration: configuration)
+        // Said once, at the start of a new download: whether the server lets it resume.
+        if !parsed.has("--no-resume-check") {
+          check = resumeCheck(url, configuration: configuration)
+          if let note = check.flatMap(resumeNote) { streams.printError(note) }
+        }
       }
-    } catch {
+    } catch let error as CommandError {
+      throw error
+    } catch let error as DownloadError {
       throw .usage(error.message)
+    } catch {
+      throw CommandError(.failure, "\(error)")
     }
     try run(
       download, url: url.absoluteString, destination: destination, configuration: configuration,
-      parsed: parsed,
-      streams: streams)
+      parsed: parsed, streams: streams, check: check)
+    // The pair is used up: the partial file became the file.
+    if let partial { try? FileManager.default.removeItem(atPath: partial.sidecar) }
   }
 
   /// Runs `resumedata resume`.
@@ -274,7 +295,7 @@ enum DownloadCommand {
   /// or the note on standard error; a failure still exits 1 with its `Error:` line.
   private static func run(
     _ download: Download, url: String?, destination: URL, configuration: DownloadConfiguration,
-    parsed: Arguments, streams: Streams
+    parsed: Arguments, streams: Streams, check: ProbeVerdict? = nil
   ) throws(CommandError) {
     let progress = ProgressPrinter(terminal: streams.standardErrorIsTerminal, streams: streams)
     let interrupted = Interruption(download)
@@ -303,7 +324,7 @@ enum DownloadCommand {
         say(
           report(
             "completed", url: url, file: file.path, bytes: size,
-            digest: digest.map { (algorithm, $0) }))
+            digest: digest.map { (algorithm, $0) }, check: check))
       } else {
         say("\(file.path)" + (digest.map { "  \(algorithm) \($0)" } ?? ""))
       }
@@ -313,7 +334,7 @@ enum DownloadCommand {
         say(
           report(
             "paused", url: url, file: destination.path, bytes: bytesReceived(data),
-            resumeData: path))
+            resumeData: path, check: check))
       } else {
         streams.printError("Paused; resume data: \(path)")
       }
@@ -330,18 +351,19 @@ enum DownloadCommand {
         say(
           report(
             "failed", url: url, file: destination.path, bytes: data.flatMap(bytesReceived),
-            resumeData: path, error: error))
+            resumeData: path, error: error, check: check))
       }
       throw CommandError(.failure, message)
     }
   }
 
   /// The `--json` outcome: `{"schemaVersion": 1, "status", "url", "file", "bytes",
-  /// "digestAlgorithm", "digest", "resumeData", "error": {"code", "message"} | null}`.
+  /// "digestAlgorithm", "digest", "resumeData", "error": {"code", "message"} | null,
+  /// "resumeCheck": {"resumes", "outcome", "reasons", "message"} | null}`.
   private static func report(
     _ status: String, url: String?, file: String, bytes: Int64?,
     digest: (algorithm: String, hex: String)? = nil, resumeData: String? = nil,
-    error: DownloadError? = nil
+    error: DownloadError? = nil, check: ProbeVerdict? = nil
   ) -> String {
     var object = JSONObject.document()
     object.add("status", string: status)
@@ -355,6 +377,7 @@ enum DownloadCommand {
       "{\"code\": \(JSON.string($0.code.rawValue)), \"message\": \(JSON.string($0.message))}"
     }
     object.add("error", failure ?? "null")
+    object.add("resumeCheck", resumeCheckJSON(check))
     return object.rendered() + "\n"
   }
 

@@ -11,7 +11,8 @@ public enum ResumeDataTool {
     InspectCommand.spec, ValidateCommand.spec, RepairCommand.spec, ConvertCommand.spec,
     EditCommand.spec, BatchCommand.spec, PlistCommand.spec, ArchiveCommand.spec,
     DownloadCommand.downloadSpec,
-    DownloadCommand.resumeSpec, DownloadsCommand.spec, ProbeCommand.spec, HelpCommand.spec,
+    DownloadCommand.resumeSpec, DownloadsCommand.spec, ProbeCommand.spec, MakeCommand.spec,
+    ExportCommand.spec, HelpCommand.spec,
     CompletionsCommand.spec,
   ]
 
