@@ -262,8 +262,7 @@ struct ProbeJudgement {
         consumer: .networkFramework, outcome: apple.outcome, reasons: apple.reasons,
         summary: apple.summary, splicesChangedFile: apple.splicesChangedFile,
         expires: apple.expires,
-        inferred:
-          "taken to resume as the classic loader does (resume data only with a validator; Range and If-Range from the response's ETag, else Last-Modified; anything but 206 restarts): its requests were not observed"
+        inferred: "taken to resume as the classic loader does: its resume requests were not observed"
       ),
       ownVerdict(plain), rangeOnlyVerdict(.curl, plain), rangeOnlyVerdict(.wget, plain),
     ]

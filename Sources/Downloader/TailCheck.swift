@@ -78,6 +78,12 @@ public struct TailCheck: Sendable, Hashable {
     let what = "Range: bytes=\(start)-\(size - 1) with If-Range: \(validator)"
     switch response.status {
     case 206:
+      if let total, total < size {
+        return result(
+          "partial-longer-than-file", .error,
+          "the partial file holds \(size) bytes, but the server's file has \(total): it is not the start of that file"
+        )
+      }
       guard response.contentRange?.range == range, response.contentEncoding == nil,
         answer.body.count == tail.count
       else {

@@ -19,12 +19,20 @@ enum DownloadCommand {
     While it runs, the partial file and its resume data (Apple's layout) live in the state
     directory; a process killed at any moment continues from there when run again with
     the same arguments. Ctrl-C pauses: the resume data is written and its path printed,
-    and the exit status is 130. Progress goes to standard error.
+    and the exit status is 130. Progress goes to standard error. A new download first
+    asks the server, in a few small requests, whether it will let the download resume,
+    and says so once (a note on standard error) when it will not, and why (as
+    `resumedata probe` judges for this downloader). With --partial, the download
+    continues FILE.part from where it ends, as its sidecar FILE.part.json (what
+    `resumedata export` writes) says: the URL (unless one is given), the validator sent
+    as If-Range, the header fields.
 
     USAGE: resumedata download URL -o FILE [--sha256 HEX] [--digest ALG]
                                [--header 'Name: value']... [--state-dir DIR]
                                [--temp-dir DIR] [--resume-data OUT] [--generation GEN] [--retries N]
                                [--stall-timeout SECONDS] [--connections N] [--json]
+                               [--no-resume-check]
+           resumedata download [URL] --partial FILE.part -o FILE [options]
 
     ARGUMENTS:
       URL               An http or https URL.
@@ -52,11 +60,17 @@ enum DownloadCommand {
                         when the server serves byte ranges with a length and a strong
                         validator; otherwise over one (and a note says why).
       --json            Print one JSON object with the outcome (status, file, bytes,
-                        digest, resume data) instead of the line (see docs/cli/download.md).
+                        digest, resume data, the resume check) instead of the line (see
+                        docs/cli/download.md).
+      --partial FILE.part
+                        Continue this partial file, described by FILE.part.json (its URL,
+                        validator and header fields); it becomes FILE when complete.
+      --no-resume-check Do not ask the server first whether the download can resume.
       -h, --help        Show this help.
 
     EXIT STATUS:
-      0 complete, 1 failed (the resume data is kept), 64 usage error, 130 paused by Ctrl-C.
+      0 complete, 1 failed (the resume data is kept), 64 usage error, 65 malformed
+      sidecar, 66 unreadable FILE.part, 130 paused by Ctrl-C.
 
     EXAMPLES:
       resumedata download https://example.com/files/archive.zip -o archive.zip

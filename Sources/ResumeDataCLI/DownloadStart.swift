@@ -103,7 +103,8 @@ extension DownloadCommand {
 
   /// The note `download` prints once at the start when the server will not let it resume.
   static func resumeNote(_ verdict: ProbeVerdict) -> String? {
-    guard !verdict.resumes else { return nil }
+    // An error status is the download's own failure, which it reports itself.
+    guard !verdict.resumes, !verdict.reasons.contains("http-status") else { return nil }
     return CommandError.oneLine(
       "note: if interrupted, this download cannot resume: it \(verdict.summary)"
         + (verdict.reasons.isEmpty ? "" : " (\(verdict.reasons.joined(separator: ", ")))"))
