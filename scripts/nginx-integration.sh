@@ -85,3 +85,6 @@ check "over 4 connections, killed and continued" "$work/www/slower/file.bin" "$w
 awk -v skip="$before" '$7 == "/slower/file.bin" { n++; if (n > skip && $9 != 206) bad++ } END { exit bad > 0 }' \
   "$work/access.log" || { echo "nginx-integration: the continuation was not all 206" >&2; exit 1; }
 echo "nginx-integration: all cases passed"
+# probe, make and download's resume check against nginx (etag off, gzip, max_ranges 0, two
+# upstreams round robin, a 302 to a presigned URL): a script of their own, on nginx of their own.
+scripts/nginx-probe-cases.sh "$tool"

@@ -13,8 +13,8 @@ import ResumeData
 /// - This toolkit's downloader asks with `Accept-Encoding: identity`, sends a strong ETag, else
 ///   Last-Modified, and starts over without one (docs/downloader.md).
 /// - `curl -C -` and `wget -c` send `Range` alone (no validator, identity) from the URL given; curl
-///   fails on a 200 ("does not seem to support byte ranges") and takes a 416 for done; wget refuses
-///   to truncate on a 200 and takes a 416 for "already fully retrieved".
+///   fails on a 200 ("does not seem to support byte ranges", exit 33) and takes a 416 for done;
+///   wget (1.21) starts over on a 200 and takes a 416 for "already fully retrieved".
 struct ProbeJudgement {
   private(set) var findings: [Finding] = []
   private(set) var verdicts: [ProbeVerdict] = []
@@ -238,10 +238,12 @@ struct ProbeJudgement {
     let tags = distinct(answers.map(\.entityTag))
     let dates = distinct(answers.map(\.lastModified))
     let lengths = distinct(answers.map { $0.completeLength.map(String.init) })
-    for (name, values) in [("ETags", tags), ("Last-Modified dates", dates)] where values.count > 1 {
+    let differing = [("ETags", tags), ("Last-Modified dates", dates)].filter { $0.1.count > 1 }
+    if !differing.isEmpty {
+      let what = differing.map { "\($0.1.count) different \($0.0) (\($0.1.joined(separator: ", ")))" }
       add(
         "validator-unstable", .error,
-        "\(answers.count) answers gave \(values.count) different \(name) (\(values.joined(separator: ", "))): servers behind the URL disagree, so a resume that reaches another one restarts (or, without If-Range, splices)"
+        "\(answers.count) answers gave \(what.joined(separator: " and ")): servers behind the URL disagree, so a resume that reaches another one restarts (or, without If-Range, splices)"
       )
     }
     if lengths.count > 1 {
@@ -434,11 +436,14 @@ struct ProbeJudgement {
         consumer, .fails, ["bad-content-range"],
         "fails: the 206 is not for the bytes asked")
     case 200:
-      return verdict(
-        consumer, .fails, ["ranges-ignored"],
-        consumer == .curl
-          ? "fails: a 200 to Range means the server does not support byte ranges (curl exits 33)"
-          : "fails: a 200 to Range, and wget refuses to truncate the partial file")
+      // Seen with curl 7.88 and wget 1.21.3 against nginx's `max_ranges 0`.
+      return consumer == .curl
+        ? verdict(
+          consumer, .fails, ["ranges-ignored"],
+          "fails: a 200 to Range means the server does not support byte ranges (curl exits 33)")
+        : verdict(
+          consumer, .restartsFromZero, ["ranges-ignored"],
+          "restarts from zero: wget takes the 200 to its Range and fetches the whole file again")
     case 416:
       return verdict(
         consumer, .completesShort, ["ranges-refused"],
