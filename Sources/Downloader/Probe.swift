@@ -27,7 +27,8 @@ public enum Probe {
   /// - Throws: `ProbeError`: `.unsupportedURL` for anything but an http or https URL with a host,
   ///   `.invalidOption` for a header field that cannot be sent or options out of range,
   ///   `.network`, `.timedOut` or `.redirect` when a request gets no answer.
-  public static func run(_ url: URL, options: ProbeOptions = ProbeOptions()) async throws(ProbeError)
+  public static func run(_ url: URL, options: ProbeOptions = ProbeOptions())
+    async throws(ProbeError)
     -> ProbeReport
   {
     try check(url, options)

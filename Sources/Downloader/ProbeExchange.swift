@@ -209,7 +209,9 @@ final class ProbeExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable
     if let error, !answered {
       // URLSession's own timer may fire before the probe's deadline does.
       let timedOut = (error as? URLError)?.code == .timedOut
-      end(failure: timedOut ? Self.timedOut(request) : ProbeError(.network, error.localizedDescription))
+      end(
+        failure: timedOut
+          ? Self.timedOut(request) : ProbeError(.network, error.localizedDescription))
     } else {
       end(failure: nil)
     }

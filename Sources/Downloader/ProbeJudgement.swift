@@ -135,7 +135,8 @@ struct ProbeJudgement {
     } else if let tag = plain.entityTag, tag.hasPrefix("W/") {
       let fallback =
         plain.lastModified != nil
-        ? "; this toolkit falls back to Last-Modified" : ", and there is no Last-Modified to fall back to"
+        ? "; this toolkit falls back to Last-Modified"
+        : ", and there is no Last-Modified to fall back to"
       add(
         "weak-etag", .error,
         "the ETag is weak (\(tag)): Apple's loaders send it as If-Range, which a server must not match (RFC 9110 §13.1.5), so every resume restarts from zero\(fallback)"
@@ -240,7 +241,9 @@ struct ProbeJudgement {
     let lengths = distinct(answers.map { $0.completeLength.map(String.init) })
     let differing = [("ETags", tags), ("Last-Modified dates", dates)].filter { $0.1.count > 1 }
     if !differing.isEmpty {
-      let what = differing.map { "\($0.1.count) different \($0.0) (\($0.1.joined(separator: ", ")))" }
+      let what = differing.map {
+        "\($0.1.count) different \($0.0) (\($0.1.joined(separator: ", ")))"
+      }
       add(
         "validator-unstable", .error,
         "\(answers.count) answers gave \(what.joined(separator: " and ")): servers behind the URL disagree, so a resume that reaches another one restarts (or, without If-Range, splices)"
@@ -264,7 +267,8 @@ struct ProbeJudgement {
         consumer: .networkFramework, outcome: apple.outcome, reasons: apple.reasons,
         summary: apple.summary, splicesChangedFile: apple.splicesChangedFile,
         expires: apple.expires,
-        inferred: "taken to resume as the classic loader does: its resume requests were not observed"
+        inferred:
+          "taken to resume as the classic loader does: its resume requests were not observed"
       ),
       ownVerdict(plain), rangeOnlyVerdict(.curl, plain), rangeOnlyVerdict(.wget, plain),
     ]
@@ -315,19 +319,22 @@ struct ProbeJudgement {
     return verdict(
       consumer, .resumes, splices ? ["if-range-ignored"].filter(has) : [],
       "resumes (Range with If-Range: \(validator) answered 206\(range))"
-        + (splices ? "; a changed file would be spliced, as the server does not check If-Range" : ""),
+        + (splices
+          ? "; a changed file would be spliced, as the server does not check If-Range" : ""),
       splices: splices)
   }
 
   private func appleVerdict(_ plain: ProbeResponse) -> ProbeVerdict {
     if has("http-status") {
       return verdict(
-        .apple, .fails, ["http-status"], "fails: the server answered \(Self.statusText(plain.status))")
+        .apple, .fails, ["http-status"],
+        "fails: the server answered \(Self.statusText(plain.status))")
     }
     if has("not-get") {
       return verdict(
         .apple, .noResumeData, ["not-get"],
-        "makes no resume data: cancel(byProducingResumeData:) hands back nil for any method but GET")
+        "makes no resume data: cancel(byProducingResumeData:) hands back nil for any method but GET"
+      )
     }
     guard let encoded = first(.defaultEncoding) ?? first(.plain) else {
       return verdict(.apple, .fails, [], "not probed")
@@ -335,7 +342,8 @@ struct ProbeJudgement {
     guard (200..<300).contains(encoded.status) else {
       return verdict(
         .apple, .fails, ["compressed-for-default-encoding"].filter(has),
-        "fails: the server answered \(Self.statusText(encoded.status)) to the default Accept-Encoding")
+        "fails: the server answered \(Self.statusText(encoded.status)) to the default Accept-Encoding"
+      )
     }
     guard let validator = encoded.entityTag ?? encoded.lastModified else {
       let reasons = has("no-validator") ? ["no-validator"] : ["compressed-for-default-encoding"]
@@ -345,7 +353,8 @@ struct ProbeJudgement {
       )
     }
     if has("empty-file") {
-      return verdict(.apple, .resumes, [], "resumes: the file is empty, so there is nothing to lose")
+      return verdict(
+        .apple, .resumes, [], "resumes: the file is empty, so there is nothing to lose")
     }
     let resumeAnswer = first(.defaultEncodingIfRange)
     if let answer = resumeAnswer, answer.status != 206 || answer.contentEncoding != nil {
@@ -405,8 +414,7 @@ struct ProbeJudgement {
       .resumedata, answer: first(.ifRange), validator: validator, splices: conditionalSplices)
   }
 
-  private func rangeOnlyVerdict(_ consumer: ProbeConsumer, _ plain: ProbeResponse) -> ProbeVerdict
-  {
+  private func rangeOnlyVerdict(_ consumer: ProbeConsumer, _ plain: ProbeResponse) -> ProbeVerdict {
     if has("http-status") {
       return verdict(
         consumer, .fails, ["http-status"],

@@ -92,9 +92,10 @@ public struct TailCheck: Sendable, Hashable {
           "\(what) was answered 206 with Content-Range: \(response.header("Content-Range") ?? "none")\(response.contentEncoding.map { ", \($0)-encoded" } ?? ""): not the bytes asked for"
         )
       }
-      if let offset = zip(answer.body, tail).enumerated().first(where: { $0.element.0 != $0.element.1 })?
-        .offset
-      {
+      if let offset = zip(answer.body, tail).enumerated().first(where: {
+        $0.element.0 != $0.element.1
+      })?
+      .offset {
         return result(
           "tail-mismatch", .error,
           "byte \(start + Int64(offset)) of the partial file differs from the server's under \(validator) (its last \(tail.count) bytes were compared): the partial file is not the start of that file"
@@ -112,7 +113,8 @@ public struct TailCheck: Sendable, Hashable {
       )
     case 200:
       let now = [
-        response.entityTag.map { "ETag \($0)" }, response.lastModified.map { "Last-Modified \($0)" },
+        response.entityTag.map { "ETag \($0)" },
+        response.lastModified.map { "Last-Modified \($0)" },
       ].compactMap { $0 }
       return result(
         "validator-mismatch", .error,

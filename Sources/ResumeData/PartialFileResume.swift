@@ -162,7 +162,9 @@ extension ResumeData {
   }
 
   /// Where the partial file must be for `target` to find it.
-  private static func placement(of partial: PartialDownload, blob: ResumeData, on target: RepairTarget)
+  private static func placement(
+    of partial: PartialDownload, blob: ResumeData, on target: RepairTarget
+  )
     -> Finding
   {
     let name = blob.tempFileName ?? partial.tempFileName

@@ -79,7 +79,8 @@ extension DownloadCommand {
         }
         entries[ResumeDataKey.tempFileName] = .string(file.lastPathComponent)
         let blob = try ResumeData(building: entries, as: .keyed).encoded()
-        return try Download(resumeData: blob, destination: destination, configuration: configuration)
+        return try Download(
+          resumeData: blob, destination: destination, configuration: configuration)
       } catch let error as DownloadError {
         throw .usage(error.message)
       } catch {

@@ -89,7 +89,8 @@ enum ExportCommand {
     var status = stat()
     guard stat(plan.partialFile.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
       throw CommandError(
-        .unreadableInput, "the partial file \(plan.partialFile.lastPathComponent) is not in \(directory.path)",
+        .unreadableInput,
+        "the partial file \(plan.partialFile.lastPathComponent) is not in \(directory.path)",
         file: path)
     }
     // A segmented download's file is allocated to the whole length: only its prefix is the file's.
@@ -117,7 +118,8 @@ enum ExportCommand {
       streams.print(object.rendered())
     } else {
       streams.print(
-        CommandError.oneLine("\(output): \(bytes) bytes of \(pair.url), If-Range \(pair.validator ?? "")")
+        CommandError.oneLine(
+          "\(output): \(bytes) bytes of \(pair.url), If-Range \(pair.validator ?? "")")
           + "\n" + CommandError.oneLine("\(sidecar): the sidecar"))
     }
   }
@@ -133,7 +135,8 @@ enum ExportCommand {
     defer { close(input) }
     let url = URL(fileURLWithPath: destination)
     let temporary = url.deletingLastPathComponent().appendingPathComponent(
-      ".\(url.lastPathComponent).\(UUID().uuidString.prefix(8)).tmp").path
+      ".\(url.lastPathComponent).\(UUID().uuidString.prefix(8)).tmp"
+    ).path
     let output = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
     guard output >= 0 else {
       throw CommandError(
@@ -144,7 +147,9 @@ enum ExportCommand {
     var offset: Int64 = 0
     copying: while offset < bytes {
       let wanted = Int(min(Int64(buffer.count), bytes - offset))
-      let read = buffer.withUnsafeMutableBytes { pread(input, $0.baseAddress, wanted, off_t(offset)) }
+      let read = buffer.withUnsafeMutableBytes {
+        pread(input, $0.baseAddress, wanted, off_t(offset))
+      }
       if read < 0, errno == EINTR { continue }
       guard read > 0 else {
         failure = CommandError(

@@ -152,10 +152,12 @@ enum MakeCommand {
         consumer == .resumedata
         ? report.first : report.responses.first { $0.kind == .defaultEncoding } ?? report.first
       let entityTag =
-        consumer == .resumedata ? answer?.entityTag.flatMap { $0.hasPrefix("W/") ? nil : $0 }
+        consumer == .resumedata
+        ? answer?.entityTag.flatMap { $0.hasPrefix("W/") ? nil : $0 }
         : answer?.entityTag
       validator = (entityTag, answer?.lastModified)
-      let taken = entityTag.map { "ETag \($0)" } ?? validator.lastModified.map { "Last-Modified \($0)" }
+      let taken =
+        entityTag.map { "ETag \($0)" } ?? validator.lastModified.map { "Last-Modified \($0)" }
       findings.append(
         Finding(
           "validator-from-server", .info,
@@ -214,7 +216,7 @@ enum MakeCommand {
     if tag != nil, date != nil {
       throw .usage("give --etag or --last-modified, not both (CFNetwork sends the ETag alone)")
     }
-    if (tag != nil || date != nil), parsed.has("--trust-server-validator") {
+    if tag != nil || date != nil, parsed.has("--trust-server-validator") {
       throw .usage("--trust-server-validator takes the server's validator: give no other")
     }
     for (option, value) in [("--etag", tag), ("--last-modified", date)] {
@@ -223,8 +225,9 @@ enum MakeCommand {
         throw .usage("\(option) needs a value that can be sent as If-Range")
       }
     }
-    if let tag, !(tag.hasPrefix("\"") || tag.hasPrefix("W/\"")) || !tag.hasSuffix("\"")
-      || tag.count < 2
+    if let tag,
+      !(tag.hasPrefix("\"") || tag.hasPrefix("W/\"")) || !tag.hasSuffix("\"")
+        || tag.count < 2
     {
       throw .usage("--etag needs the ETag as the server sent it, quotes included ('\"…\"')")
     }
@@ -245,7 +248,8 @@ enum MakeCommand {
     }
     let size = Int64(status.st_size)
     guard size > 0 else {
-      throw CommandError(.failure, "the partial file is empty: there is nothing to resume", file: path)
+      throw CommandError(
+        .failure, "the partial file is empty: there is nothing to resume", file: path)
     }
     let count = Int(min(size, 65_536))
     do {

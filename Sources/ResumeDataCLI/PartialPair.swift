@@ -69,7 +69,8 @@ struct PartialPair: Equatable {
     } catch let error as CommandError {
       throw error
     } catch {
-      throw CommandError(.malformedInput, "the sidecar is not JSON: \(error.localizedDescription)", file: path)
+      throw CommandError(
+        .malformedInput, "the sidecar is not JSON: \(error.localizedDescription)", file: path)
     }
     func string(_ key: String, required: Bool = false) throws(CommandError) -> String? {
       switch object[key] {

@@ -103,8 +103,7 @@ enum ProbeCommand {
   }
 
   /// The `--header` values, checked.
-  static func headers(_ parsed: Arguments) throws(CommandError) -> [(name: String, value: String)]
-  {
+  static func headers(_ parsed: Arguments) throws(CommandError) -> [(name: String, value: String)] {
     var fields = [(name: String, value: String)]()
     for header in parsed.values("--header") {
       guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
@@ -217,7 +216,8 @@ enum ProbeCommand {
     } else {
       parts.append("no Content-Length")
     }
-    for name in ["ETag", "Last-Modified", "Accept-Ranges", "Content-Encoding", "Transfer-Encoding"] {
+    for name in ["ETag", "Last-Modified", "Accept-Ranges", "Content-Encoding", "Transfer-Encoding"]
+    {
       if let value = response.header(name) { parts.append("\(name) \(value)") }
     }
     return CommandError.oneLine(parts.joined(separator: ", "))

@@ -177,10 +177,11 @@ struct ProbeTests {
       ])
     // Each on a connection of its own.
     #expect(Set(logged.map(\.connection)).count == 11)
-    #expect(report.responses.map(\.kind.rawValue) == [
-      "plain", "range-start", "range-middle", "if-range", "wrong-if-range", "repeated",
-      "repeated", "repeated", "repeated", "default-encoding", "default-encoding-if-range",
-    ])
+    #expect(
+      report.responses.map(\.kind.rawValue) == [
+        "plain", "range-start", "range-middle", "if-range", "wrong-if-range", "repeated",
+        "repeated", "repeated", "repeated", "default-encoding", "default-encoding-if-range",
+      ])
     #expect(report.bytesRead == 4096)
     #expect(report.responses[3].body == probeBody[50_000..<51_024])
   }
@@ -274,7 +275,10 @@ struct ProbeTests {
         "https://a.blob.core.windows.net/c/k?sv=2022-11-02&se=2026-12-08T01:02Z&sig=ab",
         "azure-sas", "2026-12-08T01:02:00Z"
       ),
-      ("https://a.blob.core.windows.net/c/k?se=2028-02-29&sig=ab", "azure-sas", "2028-02-29T00:00:00Z"),
+      (
+        "https://a.blob.core.windows.net/c/k?se=2028-02-29&sig=ab", "azure-sas",
+        "2028-02-29T00:00:00Z"
+      ),
       ("https://x/k?X-Amz-Expires=60&X-Amz-Signature=ab", "aws-sigv4", ""),
     ])
   func signed(url: String, scheme: String, expires: String) throws {
@@ -283,7 +287,9 @@ struct ProbeTests {
     #expect(signed.expires.map(SignedURL.text) ?? "" == expires)
   }
 
-  @Test("URLs that are not signed", arguments: ["https://x/k", "https://x/k?a=1&Expires=5", "https://x/k?se=1"])
+  @Test(
+    "URLs that are not signed",
+    arguments: ["https://x/k", "https://x/k?a=1&Expires=5", "https://x/k?se=1"])
   func unsigned(url: String) {
     #expect(SignedURL(URL(string: url)!) == nil)
   }

@@ -125,16 +125,29 @@ struct MakeExportTests {
   @Test(
     "Bad input: clear errors and exit statuses, before any request where it can be told",
     arguments: [
-      (["make", "ftp://127.0.0.1/x", "--partial", "P", "--for", "ios13+", "-o", "O"], 64,
-       "Error: ftp://127.0.0.1/x is not an http or https URL\nRun 'resumedata make --help' for usage.\n"),
+      (
+        ["make", "ftp://127.0.0.1/x", "--partial", "P", "--for", "ios13+", "-o", "O"], 64,
+        "Error: ftp://127.0.0.1/x is not an http or https URL\nRun 'resumedata make --help' for usage.\n"
+      ),
       (["make", "URL", "--partial", "P", "--for", "ios99", "-o", "O"], 64, nil),
-      (["make", "URL", "--partial", "/nonexistent/p", "--for", "ios13+", "-o", "O", "--etag", "\"a\""],
-       66, "Error: /nonexistent/p: cannot read: No such file or directory\n"),
+      (
+        [
+          "make", "URL", "--partial", "/nonexistent/p", "--for", "ios13+", "-o", "O", "--etag",
+          "\"a\"",
+        ],
+        66, "Error: /nonexistent/p: cannot read: No such file or directory\n"
+      ),
       (["make", "URL", "--partial", "P", "--for", "ios13+", "-o", "O", "--etag", "a"], 64, nil),
-      (["make", "URL", "--partial", "P", "--for", "ios13+", "-o", "O", "--etag", "\"a\"",
-        "--last-modified", "x"], 64, nil),
-      (["probe", "file:///etc/passwd"], 64,
-       "Error: file:///etc/passwd is not an http or https URL\nRun 'resumedata probe --help' for usage.\n"),
+      (
+        [
+          "make", "URL", "--partial", "P", "--for", "ios13+", "-o", "O", "--etag", "\"a\"",
+          "--last-modified", "x",
+        ], 64, nil
+      ),
+      (
+        ["probe", "file:///etc/passwd"], 64,
+        "Error: file:///etc/passwd is not an http or https URL\nRun 'resumedata probe --help' for usage.\n"
+      ),
       (["probe", "URL", "--requests", "0"], 64, nil),
       (["probe", "URL", "--timeout", "-1"], 64, nil),
       (["export", "/nonexistent/blob", "-o", "x"], 66, nil),
@@ -172,7 +185,10 @@ struct MakeExportTests {
     gone.stop()
     for command in [
       ["probe", url],
-      ["make", url, "--partial", partial, "--etag", tag, "--for", "ios13+", "-o", scratch.path("o")],
+      [
+        "make", url, "--partial", partial, "--etag", tag, "--for", "ios13+", "-o",
+        scratch.path("o"),
+      ],
     ] {
       let (status, _, error) = try runExecutable(command)
       #expect(status == 66)
@@ -262,8 +278,10 @@ struct MakeExportTests {
       ),
       ("[1]", 65, "the sidecar is not a JSON object"),
       ("{\"bytes\": 10, \"partialFile\": \"p.part\"}", 65, "url: missing"),
-      ("{\"url\": \"URL\", \"partialFile\": \"../p\", \"entityTag\": \"\\\"m1\\\"\"}", 65,
-       "is not a bare file name"),
+      (
+        "{\"url\": \"URL\", \"partialFile\": \"../p\", \"entityTag\": \"\\\"m1\\\"\"}", 65,
+        "is not a bare file name"
+      ),
     ] as [(String, Int32, String)])
   func partialRefused(sidecar: String, status: Int32, message: String) throws {
     let server = try payloadServer()
@@ -288,10 +306,12 @@ struct MakeExportTests {
     arguments: [
       (nil, [Fault](), nil as String?),
       (
-        nil, [], "note: if interrupted, this download cannot resume: it restarts from zero: without a strong ETag or a Last-Modified date it never trusts the partial file (no-validator)\n"
+        nil, [],
+        "note: if interrupted, this download cannot resume: it restarts from zero: without a strong ETag or a Last-Modified date it never trusts the partial file (no-validator)\n"
       ),
       (
-        tag, [.ignoreRange], "note: if interrupted, this download cannot resume: it restarts from zero: Range was answered 200 OK (ranges-ignored)\n"
+        tag, [.ignoreRange],
+        "note: if interrupted, this download cannot resume: it restarts from zero: Range was answered 200 OK (ranges-ignored)\n"
       ),
     ] as [(String?, [Fault], String?)])
   func resumeNote(etag: String?, faults: [Fault], note: String?) throws {
@@ -311,7 +331,9 @@ struct MakeExportTests {
       try JSONSerialization.jsonObject(with: stdout) as? [String: Any])
     let check = try #require(object["resumeCheck"] as? [String: Any])
     #expect(check["resumes"] as? Bool == validated)
-    #expect(firstDifference(try Data(contentsOf: URL(fileURLWithPath: scratch.path("m.bin"))), payload) == nil)
+    #expect(
+      firstDifference(try Data(contentsOf: URL(fileURLWithPath: scratch.path("m.bin"))), payload)
+        == nil)
     // --no-resume-check asks nothing first.
     let skipped = try runExecutable([
       "download", url, "-o", scratch.path("again.bin"), "--no-resume-check", "--json",
