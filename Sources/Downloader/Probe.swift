@@ -32,8 +32,29 @@ public enum Probe {
     -> ProbeReport
   {
     try check(url, options)
-    var run = ProbeRun(url: url, options: options)
-    return try await run.run()
+    // On a thread of its own: the exchanges wait for URLSession's threads, never for Swift
+    // concurrency's pool, which a busy process (or test run) may keep from it past the timeout.
+    let result = await withCheckedContinuation {
+      (continuation: CheckedContinuation<Result<ProbeReport, ProbeError>, Never>) in
+      Thread {
+        continuation.resume(returning: runSynchronously(url, options: options))
+      }.start()
+    }
+    return try result.get()
+  }
+
+  /// `run(_:options:)`, blocking the calling thread until the probe ends (for a command-line
+  /// tool's main thread; never call it from Swift concurrency's pool).
+  public static func runSynchronously(_ url: URL, options: ProbeOptions = ProbeOptions())
+    -> Result<ProbeReport, ProbeError>
+  {
+    do throws(ProbeError) {
+      try check(url, options)
+      var run = ProbeRun(url: url, options: options)
+      return .success(try run.run())
+    } catch {
+      return .failure(error)
+    }
   }
 
   /// Refuses what cannot be probed, before any request.
@@ -79,42 +100,42 @@ private struct ProbeRun {
       .value ?? ProbeOptions.urlSessionAcceptEncoding
   }
 
-  mutating func run() async throws(ProbeError) -> ProbeReport {
-    let first = try await ask(.plain, url, [("Accept-Encoding", "identity")], body: 0)
+  mutating func run() throws(ProbeError) -> ProbeReport {
+    let first = try ask(.plain, url, [("Accept-Encoding", "identity")], body: 0)
     let final = URL(string: first.finalURL) ?? url
     if (200..<300).contains(first.status), first.status != 206 {
       let length = max(1, min(Int64(options.rangeLength), first.completeLength ?? Int64.max))
       if first.completeLength != 0 {
-        let start = try await ask(
+        let start = try ask(
           .rangeStart, final, identity(range: 0, length), body: Int(length))
         let total = first.completeLength ?? start.completeLength
         // The middle of the file, or past the first range when the length is unknown.
         let middle = total.map { $0 >= 2 ? $0 / 2 : 0 } ?? length
         let span = total.map { max(1, min(length, $0 - middle)) } ?? length
-        _ = try await ask(.rangeMiddle, final, identity(range: middle, span), body: Int(span))
+        _ = try ask(.rangeMiddle, final, identity(range: middle, span), body: Int(span))
         if let validator = ProbeRunValidator.strong(first) {
           let wrong =
             validator.hasPrefix("\"") || validator.hasPrefix("W/")
             ? "\"resumedata-probe-mismatch\"" : "Thu, 01 Jan 1970 00:00:00 GMT"
-          _ = try await ask(
+          _ = try ask(
             .ifRange, final, identity(range: middle, span) + [("If-Range", validator)],
             body: Int(span))
-          _ = try await ask(
+          _ = try ask(
             .wrongIfRange, final, identity(range: middle, span) + [("If-Range", wrong)],
             body: Int(span))
         }
         for _ in 1..<options.requests {
-          _ = try await ask(.repeated, url, [("Accept-Encoding", "identity")], body: 0)
+          _ = try ask(.repeated, url, [("Accept-Encoding", "identity")], body: 0)
         }
         if options.asksAsAppleLoaders {
-          let encoded = try await ask(
+          let encoded = try ask(
             .defaultEncoding, url, [("Accept-Encoding", appleEncoding)], body: 0)
           // CFNetwork sends the ETag it recorded, weak or not, else the date (format reference §6).
           if (200..<300).contains(encoded.status),
             let validator = encoded.entityTag ?? encoded.lastModified
           {
             let encodedFinal = URL(string: encoded.finalURL) ?? url
-            _ = try await ask(
+            _ = try ask(
               .defaultEncodingIfRange, encodedFinal,
               [
                 ("Range", "bytes=\(middle)-"), ("If-Range", validator),
@@ -138,7 +159,7 @@ private struct ProbeRun {
   /// Makes one request: the options' fields, then `fields` over them.
   private mutating func ask(
     _ kind: ProbeRequestKind, _ target: URL, _ fields: [(String, String)], body: Int
-  ) async throws(ProbeError) -> ProbeResponse {
+  ) throws(ProbeError) -> ProbeResponse {
     var request = URLRequest(url: target)
     request.httpMethod = "GET"
     request.cachePolicy = .reloadIgnoringLocalCacheData
@@ -154,7 +175,7 @@ private struct ProbeRun {
     let exchange = ProbeExchange(
       request, bodyLimit: body, maximumRedirects: options.maximumRedirects)
     let answer: ProbeExchange.Answer
-    switch await exchange.run(until: deadline) {
+    switch exchange.run(until: deadline) {
     case .success(let got): answer = got
     case .failure(let error): throw error
     }

@@ -32,7 +32,6 @@ final class ProbeExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable
     var redirects: [ProbeRedirect] = []
     var body = Data()
     var failure: ProbeError?
-    var continuation: CheckedContinuation<Void, Never>?
     var task: URLSessionDataTask?
     var done = false
   }
@@ -41,6 +40,8 @@ final class ProbeExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable
   private let bodyLimit: Int
   private let maximumRedirects: Int
   private let state = Locked(State())
+  // Signalled once, when the exchange ends.
+  private let finished = DispatchSemaphore(value: 0)
 
   /// An exchange of `request` that reads at most `bodyLimit` body bytes and follows at most
   /// `maximumRedirects` redirects.
@@ -50,8 +51,10 @@ final class ProbeExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable
     self.maximumRedirects = maximumRedirects
   }
 
-  /// Sends the request and waits for the answer, or for `deadline`.
-  func run(until deadline: ContinuousClock.Instant) async -> Result<Answer, ProbeError> {
+  /// Sends the request and waits for the answer, or for `deadline`, blocking the calling thread
+  /// (never one of Swift concurrency's: a probe runs on a thread of its own, so that tests or an
+  /// app keeping the cooperative pool busy do not eat into its time).
+  func run(until deadline: ContinuousClock.Instant) -> Result<Answer, ProbeError> {
     let remaining = deadline - .now
     guard remaining > .zero else { return .failure(Self.timedOut(request)) }
     let seconds =
@@ -65,27 +68,14 @@ final class ProbeExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable
     configuration.timeoutIntervalForRequest = max(seconds, 0.05)
     configuration.timeoutIntervalForResource = max(seconds, 0.05)
     let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+    let task = session.dataTask(with: request)
+    state.withLock { $0.task = task }
+    task.resume()
     // URLSession's request timeout is an inactivity timer (a trickle outlasts it): the deadline is
     // enforced here as well.
-    let timer = DispatchWorkItem { [self] in
+    if finished.wait(timeout: .now() + .milliseconds(Int(seconds * 1000) + 1)) == .timedOut {
       end(failure: Self.timedOut(self.request))
     }
-    DispatchQueue.global().asyncAfter(
-      deadline: .now() + .milliseconds(Int(seconds * 1000) + 1), execute: timer)
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      let task = session.dataTask(with: request)
-      let finished = state.withLock { state -> Bool in
-        state.continuation = continuation
-        state.task = task
-        return state.done
-      }
-      if finished {
-        resumeWaiter()
-      } else {
-        task.resume()
-      }
-    }
-    timer.cancel()
     session.invalidateAndCancel()
     return state.withLock { state in
       if let answer = state.answer, state.failure == nil {
@@ -105,24 +95,16 @@ final class ProbeExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable
   }
 
   /// Ends the exchange: with a failure unless an answer is already complete, its task cancelled
-  /// from elsewhere, and the waiter resumed.
+  /// from elsewhere, and the waiter woken.
   private func end(failure: ProbeError?) {
-    let task = state.withLock { state -> URLSessionDataTask? in
-      guard !state.done else { return nil }
+    let (first, task) = state.withLock { state -> (Bool, URLSessionDataTask?) in
+      guard !state.done else { return (false, nil) }
       state.done = true
       if let failure, state.failure == nil { state.failure = failure }
-      return state.task
+      return (true, state.task)
     }
     if let task { HTTPExchange.cancelElsewhere(task) }
-    resumeWaiter()
-  }
-
-  private func resumeWaiter() {
-    let continuation = state.withLock { state in
-      defer { state.continuation = nil }
-      return state.done ? state.continuation : nil
-    }
-    continuation?.resume()
+    if first { finished.signal() }
   }
 
   // MARK: URLSessionDataDelegate

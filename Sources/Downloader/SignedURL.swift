@@ -41,7 +41,10 @@ public struct SignedURL: Sendable, Hashable {
         || value("AWSAccessKeyId") != nil
     {
       scheme = .expiresSignature
-      expires = Int64(epoch).map { Date(timeIntervalSince1970: TimeInterval($0)) }
+      // Seconds since 1970, up to the end of year 9999.
+      expires = Int64(epoch).flatMap {
+        (0...253_402_300_799).contains($0) ? Date(timeIntervalSince1970: TimeInterval($0)) : nil
+      }
     } else if let end = value("se"), value("sig") != nil {
       scheme = .azureSAS
       expires = Self.isoDate(end)
@@ -80,7 +83,8 @@ public struct SignedURL: Sendable, Hashable {
   /// An Azure `se` value: `2026-12-07`, `2026-12-07T12:00Z` or `2026-12-07T12:00:00Z`.
   private static func isoDate(_ text: String) -> Date? {
     let parts = text.split(separator: "T", maxSplits: 1).map(String.init)
-    let day = parts[0].split(separator: "-").compactMap { Int($0) }
+    guard let first = parts.first else { return nil }
+    let day = first.split(separator: "-").compactMap { Int($0) }
     guard day.count == 3 else { return nil }
     var time = [0, 0, 0]
     if parts.count == 2 {
@@ -109,9 +113,11 @@ public struct SignedURL: Sendable, Hashable {
     return Date(timeIntervalSince1970: TimeInterval(seconds))
   }
 
-  /// `2026-12-07T12:00:00Z`.
+  /// `2026-12-07T12:00:00Z` (the instant clamped to years 1970 to 9999).
   public static func text(_ date: Date) -> String {
-    let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+    let interval = date.timeIntervalSince1970
+    let seconds =
+      interval.isFinite ? Int64(min(max(interval, 0), 253_402_300_799).rounded(.down)) : 0
     var days = seconds / 86_400
     var rest = seconds % 86_400
     if rest < 0 {

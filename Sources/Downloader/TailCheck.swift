@@ -42,6 +42,39 @@ public struct TailCheck: Sendable, Hashable {
     url: URL, headers: [(name: String, value: String)] = [], validator: String, size: Int64,
     tail: Data, timeout: Duration = .seconds(30)
   ) async throws(ProbeError) -> TailCheck {
+    // On a thread of its own, as a probe runs.
+    let result = await withCheckedContinuation {
+      (continuation: CheckedContinuation<Result<TailCheck, ProbeError>, Never>) in
+      Thread {
+        continuation.resume(
+          returning: verifySynchronously(
+            url: url, headers: headers, validator: validator, size: size, tail: tail,
+            timeout: timeout))
+      }.start()
+    }
+    return try result.get()
+  }
+
+  /// `verify(url:headers:validator:size:tail:timeout:)`, blocking the calling thread (for a
+  /// command-line tool's main thread; never call it from Swift concurrency's pool).
+  public static func verifySynchronously(
+    url: URL, headers: [(name: String, value: String)] = [], validator: String, size: Int64,
+    tail: Data, timeout: Duration = .seconds(30)
+  ) -> Result<TailCheck, ProbeError> {
+    do throws(ProbeError) {
+      return .success(
+        try check(
+          url: url, headers: headers, validator: validator, size: size, tail: tail,
+          timeout: timeout))
+    } catch {
+      return .failure(error)
+    }
+  }
+
+  private static func check(
+    url: URL, headers: [(name: String, value: String)], validator: String, size: Int64,
+    tail: Data, timeout: Duration
+  ) throws(ProbeError) -> TailCheck {
     var options = ProbeOptions()
     options.headers = headers
     options.timeout = timeout
@@ -60,7 +93,7 @@ public struct TailCheck: Sendable, Hashable {
     request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
     let exchange = ProbeExchange(request, bodyLimit: tail.count, maximumRedirects: 10)
     let answer: ProbeExchange.Answer
-    switch await exchange.run(until: .now + timeout) {
+    switch exchange.run(until: .now + timeout) {
     case .success(let got): answer = got
     case .failure(let error): throw error
     }

@@ -1,4 +1,3 @@
-import Dispatch
 import Downloader
 import Foundation
 import KeyedArchive
@@ -273,25 +272,12 @@ enum MakeCommand {
     url: URL, headers: [(name: String, value: String)], validator: String, size: Int64,
     tail: Data, timeout: Duration
   ) throws(CommandError) -> TailCheck {
-    let box = ProbeBox<Result<TailCheck, ProbeError>>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-      do throws(ProbeError) {
-        box.value = .success(
-          try await TailCheck.verify(
-            url: url, headers: headers, validator: validator, size: size, tail: tail,
-            timeout: timeout))
-      } catch {
-        box.value = .failure(error)
-      }
-      done.signal()
-    }
-    done.wait()
-    switch box.value {
-    case .success(let check)?: return check
-    case .failure(let error)?:
+    switch TailCheck.verifySynchronously(
+      url: url, headers: headers, validator: validator, size: size, tail: tail, timeout: timeout)
+    {
+    case .success(let check): return check
+    case .failure(let error):
       throw CommandError(.unreadableInput, error.message, file: url.absoluteString)
-    case nil: throw CommandError(.failure, "the check ended without an answer")
     }
   }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import Downloader
 import Foundation
 import KeyedArchive
@@ -141,28 +140,15 @@ enum ProbeCommand {
   /// Runs the probe and waits for it; a probe that gets no answer is exit 66, one refused before
   /// any request 64.
   static func probe(_ url: URL, options: ProbeOptions) throws(CommandError) -> ProbeReport {
-    let box = ProbeBox<Result<ProbeReport, ProbeError>>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-      do throws(ProbeError) {
-        box.value = .success(try await Probe.run(url, options: options))
-      } catch {
-        box.value = .failure(error)
-      }
-      done.signal()
-    }
-    done.wait()
-    switch box.value {
-    case .success(let report)?:
+    switch Probe.runSynchronously(url, options: options) {
+    case .success(let report):
       return report
-    case .failure(let error)?:
+    case .failure(let error):
       switch error.code {
       case .unsupportedURL, .invalidOption: throw .usage(error.message)
       case .network, .timedOut, .redirect:
         throw CommandError(.unreadableInput, error.message, file: url.absoluteString)
       }
-    case nil:
-      throw CommandError(.failure, "the probe ended without an answer")
     }
   }
 
@@ -281,9 +267,4 @@ enum ProbeCommand {
     ]
     return "{" + fields.joined(separator: ", ") + "}"
   }
-}
-
-/// A value handed from a task to the thread waiting for it (the semaphore orders the accesses).
-final class ProbeBox<Value>: @unchecked Sendable {
-  var value: Value?
 }

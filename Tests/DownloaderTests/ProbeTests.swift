@@ -288,6 +288,23 @@ struct ProbeTests {
   }
 
   @Test(
+    "Hostile signature values: no expiry, never a trap",
+    arguments: [
+      "https://x/k?Expires=9223372036854775807&Signature=ab",
+      "https://x/k?Expires=-1&Signature=ab",
+      "https://x/k?se=&sig=ab",
+      "https://x/k?se=T&sig=ab",
+      "https://x/k?se=2026-13-01&sig=ab",
+      "https://x/k?X-Amz-Date=99999999T999999Z&X-Amz-Expires=99999999999999999999&X-Amz-Signature=a",
+      "https://x/k?X-Goog-Date=&X-Goog-Expires=1&X-Goog-Signature=a",
+    ])
+  func hostileSignatures(url: String) throws {
+    let signed = try #require(SignedURL(URL(string: url)!))
+    #expect(signed.expires == nil)
+    #expect(SignedURL.text(Date(timeIntervalSince1970: 1e300)) == "9999-12-31T23:59:59Z")
+  }
+
+  @Test(
     "URLs that are not signed",
     arguments: ["https://x/k", "https://x/k?a=1&Expires=5", "https://x/k?se=1"])
   func unsigned(url: String) {
