@@ -57,6 +57,15 @@ public enum Probe {
     }
   }
 
+  /// The findings and verdicts of a probe whose answers are `responses`, in the order the probe
+  /// makes them (the first a `.plain` one): the judgement alone, without a request.
+  public static func judge(
+    _ url: String, responses: [ProbeResponse], options: ProbeOptions = ProbeOptions()
+  ) -> (findings: [Finding], verdicts: [ProbeVerdict]) {
+    let judged = ProbeJudgement(url: url, responses: responses, options: options)
+    return (judged.findings, judged.verdicts)
+  }
+
   /// Refuses what cannot be probed, before any request.
   static func check(_ url: URL, _ options: ProbeOptions) throws(ProbeError) {
     guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",

@@ -73,6 +73,13 @@ public struct ProbeRedirect: Sendable, Hashable {
   public var from: String
   /// Its Location, resolved.
   public var to: String
+
+  /// Creates a redirect.
+  public init(status: Int, from: String, to: String) {
+    self.status = status
+    self.from = from
+    self.to = to
+  }
 }
 
 /// What one request of a probe stands for.
@@ -114,6 +121,21 @@ public struct ProbeResponse: Sendable, Hashable {
   public var headers: [HeaderField]
   /// The body bytes read (at most `ProbeOptions.rangeLength`).
   public var body: Data
+
+  /// Creates an answer (the probe makes them; tests and fuzzers judge answers of their own).
+  public init(
+    kind: ProbeRequestKind, url: String, sent: [HeaderField], redirects: [ProbeRedirect] = [],
+    finalURL: String, status: Int, headers: [HeaderField], body: Data = Data()
+  ) {
+    self.kind = kind
+    self.url = url
+    self.sent = sent
+    self.redirects = redirects
+    self.finalURL = finalURL
+    self.status = status
+    self.headers = headers
+    self.body = body
+  }
 
   /// A header field.
   public struct HeaderField: Sendable, Hashable {
