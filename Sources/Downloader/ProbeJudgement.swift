@@ -34,6 +34,11 @@ struct ProbeJudgement {
 
   private func has(_ code: String) -> Bool { findings.contains { $0.code == code } }
 
+  /// The first of `codes` that is a finding's, alone; none when none is.
+  private func firstFound(_ codes: [String]) -> [String] {
+    codes.first(where: has).map { [$0] } ?? []
+  }
+
   private mutating func add(_ code: String, _ severity: Finding.Severity, _ message: String) {
     findings.append(Finding(code, severity, message))
   }
@@ -67,8 +72,8 @@ struct ProbeJudgement {
       add("empty-file", .info, "the file is empty: there is nothing to resume")
     }
     validatorFindings(plain)
-    encodingFindings(plain)
     stabilityFindings()
+    encodingFindings(plain)
     rangeFindings(plain)
     decide(plain)
     // Most severe first, in the order found within a severity.
@@ -158,8 +163,24 @@ struct ProbeJudgement {
       )
     }
     guard let encoded = first(.defaultEncoding), (200..<300).contains(encoded.status),
-      let coding = encoded.contentEncoding, plain.contentEncoding == nil
+      plain.contentEncoding == nil
     else { return }
+    guard let coding = encoded.contentEncoding else {
+      // Not encoded, yet other validators: what Apple's loaders record is not what was checked.
+      if encoded.entityTag != plain.entityTag || encoded.lastModified != plain.lastModified,
+        !has("validator-unstable")
+      {
+        let given = [
+          encoded.entityTag.map { "ETag \($0)" },
+          encoded.lastModified.map { "Last-Modified \($0)" },
+        ].compactMap { $0 }
+        add(
+          "default-encoding-differs", .warning,
+          "for URLSession's default Accept-Encoding (\(encoded.sentHeader("Accept-Encoding") ?? "")) the server gives \(given.isEmpty ? "no validator" : given.joined(separator: ", ")), not what it gives for identity: Apple's loaders record that"
+        )
+      }
+      return
+    }
     var changes = [String]()
     if encoded.entityTag != plain.entityTag {
       changes.append(
@@ -346,7 +367,9 @@ struct ProbeJudgement {
       )
     }
     guard let validator = encoded.entityTag ?? encoded.lastModified else {
-      let reasons = has("no-validator") ? ["no-validator"] : ["compressed-for-default-encoding"]
+      let reasons = firstFound([
+        "no-validator", "compressed-for-default-encoding", "default-encoding-differs",
+      ])
       return verdict(
         .apple, .noResumeData, reasons,
         "makes no resume data: cancel(byProducingResumeData:) hands back nil, as the response to its default Accept-Encoding has neither ETag nor Last-Modified"
@@ -360,7 +383,9 @@ struct ProbeJudgement {
     if let answer = resumeAnswer, answer.status != 206 || answer.contentEncoding != nil {
       var reasons = [String]()
       if validator.hasPrefix("W/") {
-        reasons.append(has("weak-etag") ? "weak-etag" : "compressed-for-default-encoding")
+        reasons += firstFound([
+          "weak-etag", "compressed-for-default-encoding", "default-encoding-differs",
+        ])
       }
       for code in [
         "compressed-for-default-encoding", "ranges-ignored", "ranges-refused", "bad-content-range",

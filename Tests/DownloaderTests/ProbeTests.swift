@@ -203,6 +203,35 @@ struct ProbeTests {
     #expect(report.resumesEverywhere)
   }
 
+  @Test(
+    "The judgement alone (FuzzProbe's first crash): an answer to the default Accept-Encoding with other validators"
+  )
+  func defaultEncodingDiffers() {
+    func answer(_ kind: ProbeRequestKind, _ status: Int, _ headers: [(String, String)])
+      -> ProbeResponse
+    {
+      let encoding = kind == .defaultEncoding ? "gzip, deflate, br" : "identity"
+      return ProbeResponse(
+        kind: kind, url: "http://127.0.0.1/f",
+        sent: [.init("Range", "bytes=100-199"), .init("Accept-Encoding", encoding)],
+        finalURL: "http://127.0.0.1/f", status: status,
+        headers: headers.map { ProbeResponse.HeaderField($0.0, $0.1) })
+    }
+    let strong = [("ETag", "\"v1\""), ("Content-Length", "300")]
+    let ranged = strong + [("Content-Range", "bytes 100-199/300")]
+    let (findings, verdicts) = Probe.judge(
+      "http://127.0.0.1/f",
+      responses: [
+        answer(.plain, 200, strong), answer(.rangeMiddle, 206, ranged),
+        answer(.ifRange, 206, ranged), answer(.wrongIfRange, 200, strong),
+        answer(.defaultEncoding, 200, [("Content-Length", "300")]),
+      ])
+    #expect(findings.map(\.code) == ["default-encoding-differs"])
+    #expect(
+      verdicts.map(\.outcome) == [.noResumeData, .noResumeData, .resumes, .resumes, .resumes])
+    #expect(verdicts[0].reasons == ["default-encoding-differs"])
+  }
+
   @Test("A slow server: the probe ends at its timeout with timed-out")
   func timeout() async throws {
     let server = try TestHTTPServer(configuration: quickServer)
