@@ -380,6 +380,16 @@ struct ProbeJudgement {
         .apple, .resumes, [], "resumes: the file is empty, so there is nothing to lose")
     }
     let resumeAnswer = first(.defaultEncodingIfRange)
+    // A 206 for other bytes than the resume asked for: what CFNetwork does with one is not known.
+    if let answer = resumeAnswer, answer.status == 206, answer.contentEncoding == nil,
+      let asked = answer.sentHeader("Range").flatMap(HTTPRange.parseSingle),
+      case .from(let start) = asked, answer.contentRange?.range?.lowerBound != start
+    {
+      return verdict(
+        .apple, .fails, firstFound(["bad-content-range"]),
+        "fails: Range with If-Range: \(validator) was answered 206 with Content-Range: \(answer.header("Content-Range") ?? "none"), not the bytes asked for (taken for a failure: what the loader does with it is not known)"
+      )
+    }
     if let answer = resumeAnswer, answer.status != 206 || answer.contentEncoding != nil {
       var reasons = [String]()
       if validator.hasPrefix("W/") {

@@ -340,3 +340,115 @@ struct ProbeTests {
     #expect(SignedURL(URL(string: url)!) == nil)
   }
 }
+
+/// Answers a probe could get, for the judgement alone: what no loopback server of the tests gives
+/// (TLS, a second file behind the name, a broken 206).
+private struct JudgedCase: Sendable, CustomStringConvertible {
+  let name: String
+  let responses: [ProbeResponse]
+  let findings: [String]
+  let outcomes: [ProbeOutcome]
+  var description: String { name }
+}
+
+private func judged(
+  _ kind: ProbeRequestKind, _ status: Int, _ headers: [(String, String)] = [],
+  body: String = "", redirects: [ProbeRedirect] = [], final: String = "https://h.example/f"
+) -> ProbeResponse {
+  let sent: [ProbeResponse.HeaderField] =
+    switch kind {
+    case .rangeMiddle, .ifRange, .wrongIfRange:
+      [.init("Range", "bytes=150-299"), .init("Accept-Encoding", "identity")]
+    case .defaultEncoding: [.init("Accept-Encoding", "gzip, deflate, br")]
+    case .defaultEncodingIfRange:
+      [.init("Range", "bytes=150-"), .init("Accept-Encoding", "gzip, deflate, br")]
+    default: [.init("Accept-Encoding", "identity")]
+    }
+  return ProbeResponse(
+    kind: kind, url: "http://h.example/f", sent: sent, redirects: redirects, finalURL: final,
+    status: status, headers: headers.map { ProbeResponse.HeaderField($0.0, $0.1) },
+    body: Data(body.utf8))
+}
+
+private let whole = [("ETag", "\"v1\""), ("Content-Length", "300")]
+private let part = [("ETag", "\"v1\""), ("Content-Range", "bytes 150-299/300")]
+/// The answers of a server that does everything right, after a plain GET of `first`.
+private func rightAfter(_ first: ProbeResponse, part: [(String, String)] = part) -> [ProbeResponse]
+{
+  [
+    first, judged(.rangeMiddle, 206, part, body: "abc"), judged(.ifRange, 206, part, body: "abc"),
+    judged(.wrongIfRange, 200, whole), judged(.defaultEncoding, 200, whole),
+    judged(.defaultEncodingIfRange, 206, part),
+  ]
+}
+
+private let judgedCases: [JudgedCase] = [
+  JudgedCase(
+    name: "http to https",
+    responses: rightAfter(
+      judged(
+        .plain, 200, whole,
+        redirects: [.init(status: 301, from: "http://h.example/f", to: "https://h.example/f")])),
+    findings: ["redirect-to-https"], outcomes: [.resumes, .resumes, .resumes, .resumes, .resumes]),
+  JudgedCase(
+    name: "https to http",
+    responses: rightAfter(
+      judged(
+        .plain, 200, whole,
+        redirects: [.init(status: 302, from: "https://h.example/f", to: "http://h.example/f")],
+        final: "http://h.example/f")),
+    findings: ["redirect-to-http"], outcomes: [.resumes, .resumes, .resumes, .resumes, .resumes]),
+  JudgedCase(
+    name: "two files behind the name",
+    responses: [
+      judged(.plain, 200, whole), judged(.rangeMiddle, 206, part, body: "abc"),
+      judged(.ifRange, 206, part, body: "abd"), judged(.wrongIfRange, 200, whole),
+      judged(.defaultEncoding, 200, whole), judged(.defaultEncodingIfRange, 206, part),
+    ],
+    findings: ["content-unstable"], outcomes: [.resumes, .resumes, .resumes, .resumes, .resumes]),
+  JudgedCase(
+    name: "the length changes, the ETag does not",
+    responses: rightAfter(judged(.plain, 200, whole)) + [
+      judged(.repeated, 200, [("ETag", "\"v1\""), ("Content-Length", "301")])
+    ],
+    findings: ["length-unstable"], outcomes: [.resumes, .resumes, .resumes, .resumes, .resumes]),
+  JudgedCase(
+    name: "a 206 for other bytes",
+    responses: rightAfter(
+      judged(.plain, 200, whole), part: [("ETag", "\"v1\""), ("Content-Range", "bytes 0-149/300")]),
+    findings: ["bad-content-range"],
+    outcomes: [.fails, .fails, .restartsFromZero, .fails, .fails]),
+  JudgedCase(
+    name: "If-Range with its own validator answered 200",
+    responses: [
+      judged(.plain, 200, whole), judged(.rangeMiddle, 206, part, body: "abc"),
+      judged(.ifRange, 200, whole), judged(.wrongIfRange, 200, whole),
+      judged(.defaultEncoding, 200, whole), judged(.defaultEncodingIfRange, 200, whole),
+    ],
+    findings: ["if-range-not-honoured"],
+    outcomes: [.restartsFromZero, .restartsFromZero, .restartsFromZero, .resumes, .resumes]),
+  JudgedCase(
+    name: "encoded even for identity",
+    responses: rightAfter(
+      judged(.plain, 200, [("ETag", "\"v1\""), ("Content-Encoding", "br")])),
+    findings: ["compressed-for-identity"],
+    outcomes: [.resumes, .resumes, .restartsFromZero, .resumes, .resumes]),
+  JudgedCase(
+    name: "an empty file",
+    responses: [judged(.plain, 200, [("ETag", "\"v1\""), ("Content-Length", "0")])],
+    findings: ["empty-file"], outcomes: [.resumes, .resumes, .resumes, .resumes, .resumes]),
+]
+
+@Suite("Probe: the judgement of answers no test server gives")
+struct ProbeJudgementTests {
+  @Test("Each case's exact findings and outcomes", arguments: judgedCases)
+  fileprivate func judge(_ judgedCase: JudgedCase) {
+    let (findings, verdicts) = Probe.judge("http://h.example/f", responses: judgedCase.responses)
+    #expect(findings.map(\.code) == judgedCase.findings)
+    #expect(verdicts.map(\.outcome) == judgedCase.outcomes)
+    // A changed file spliced where the answers disagree.
+    if judgedCase.findings == ["content-unstable"] || judgedCase.findings == ["length-unstable"] {
+      #expect(verdicts.map(\.splicesChangedFile) == [true, true, true, true, true])
+    }
+  }
+}
