@@ -43,6 +43,10 @@ let package = Package(
       dependencies: [.product(name: "ResumeData", package: "ResumeDataKit")]
     ),
     .executableTarget(
+      name: "FuzzProbe",
+      dependencies: [.product(name: "Downloader", package: "ResumeDataKit")]
+    ),
+    .executableTarget(
       name: "FuzzBatch",
       dependencies: [
         "FuzzCommon",

@@ -111,3 +111,18 @@ for map in 'bytes=/100' 'bytes=0-9/100' 'bytes=0-1048575,2097152-3145727/4194304
   'bytes=0-199999,750000-949999,1500000-1699999,2250000-2449999/3000000'; do
   printf '%s' "$map" >"$here/corpus-segments/$(printf '%s' "$map" | sha1sum | cut -c1-40)"
 done
+
+# corpus-probe/ (for FuzzProbe): answers a probe meets, written the way the harness reads them (the
+# URL the redirects end at, then `KIND STATUS|Name: value|...` a line).
+mkdir -p "$here/corpus-probe"
+printf '%s\n' 'http://127.0.0.1/f' '0 200|ETag: "v1"|Content-Length: 300' \
+  '3 206|Content-Range: bytes 100-199/300|ETag: "v1"' '4 206|Content-Range: bytes 100-199/300' \
+  '5 200|ETag: "v1"' '6 200|Content-Encoding: gzip|ETag: W/"v1"' '7 200|ETag: W/"v1"' \
+  >"$here/corpus-probe/strong-etag-gzip"
+printf '%s\n' \
+  'https://b.s3.amazonaws.com/k?X-Amz-Date=20261207T120000Z&X-Amz-Expires=3600&X-Amz-Signature=ab' \
+  '0 200|Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT' '3 416|Content-Range: bytes */300' \
+  >"$here/corpus-probe/signed-416"
+printf '%s\n' 'https://a.blob.core.windows.net/c/k?se=2026-12-08T01:02Z&sig=ab' '0 404' \
+  >"$here/corpus-probe/azure-404"
+echo "make-seeds: wrote 3 probe seeds"

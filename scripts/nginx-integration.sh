@@ -2,6 +2,8 @@
 # Integration against nginx on 127.0.0.1: a plain download, a download killed and continued, a file
 # changed between the kill and the continuation (never spliced), a continuation from resume data
 # converted to Apple's v2 layout, a download over 4 connections, and one killed and continued.
+# Downloads whose requests the access log is checked for skip the resume check (its ranged
+# requests would count as theirs).
 # Usage: scripts/nginx-integration.sh [path/to/resumedata]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +24,8 @@ start_nginx "$work" "$port" "location /slow/ { limit_rate 2m; } location /slower
 
 # Starts a download of /slow/file.bin to OUT with state in STATE, and kills it (SIGKILL) mid-way.
 start_and_kill() { # out, state
-  "$tool" download "http://127.0.0.1:$port/slow/file.bin" -o "$1" --state-dir "$2" 2>/dev/null &
+  "$tool" download "http://127.0.0.1:$port/slow/file.bin" -o "$1" --state-dir "$2" \
+    --no-resume-check 2>/dev/null &
   local pid=$!
   sleep 1.5
   kill -9 "$pid"; wait "$pid" 2>/dev/null || true
@@ -64,7 +67,7 @@ start_and_kill "$work/out/apple.bin" "$work/state3"
 check "continued from v2 resume data" "$work/www/slow/file.bin" "$work/out/apple.bin"
 # 5. Over 4 connections: one probe, then segments, every answer a 206.
 "$tool" download "http://127.0.0.1:$port/file.bin" -o "$work/out/segmented.bin" \
-  --connections 4 --state-dir "$work/state5" >/dev/null 2>&1
+  --connections 4 --state-dir "$work/state5" --no-resume-check >/dev/null 2>&1
 check "download over 4 connections" "$work/www/file.bin" "$work/out/segmented.bin"
 segments=$(awk '$7 == "/file.bin" && $9 == 206' "$work/access.log" | wc -l)
 [ "$segments" -ge 4 ] || { echo "nginx-integration: $segments ranged requests, not 4 or more" >&2; exit 1; }
@@ -85,3 +88,6 @@ check "over 4 connections, killed and continued" "$work/www/slower/file.bin" "$w
 awk -v skip="$before" '$7 == "/slower/file.bin" { n++; if (n > skip && $9 != 206) bad++ } END { exit bad > 0 }' \
   "$work/access.log" || { echo "nginx-integration: the continuation was not all 206" >&2; exit 1; }
 echo "nginx-integration: all cases passed"
+# probe, make and download's resume check against nginx (etag off, gzip, max_ranges 0, two
+# upstreams round robin, a 302 to a presigned URL): a script of their own, on nginx of their own.
+scripts/nginx-probe-cases.sh "$tool"

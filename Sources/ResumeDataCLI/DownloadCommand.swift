@@ -19,12 +19,20 @@ enum DownloadCommand {
     While it runs, the partial file and its resume data (Apple's layout) live in the state
     directory; a process killed at any moment continues from there when run again with
     the same arguments. Ctrl-C pauses: the resume data is written and its path printed,
-    and the exit status is 130. Progress goes to standard error.
+    and the exit status is 130. Progress goes to standard error. A new download first
+    asks the server, in a few small requests, whether it will let the download resume,
+    and says so once (a note on standard error) when it will not, and why (as
+    `resumedata probe` judges for this downloader). With --partial, the download
+    continues FILE.part from where it ends, as its sidecar FILE.part.json (what
+    `resumedata export` writes) says: the URL (unless one is given), the validator sent
+    as If-Range, the header fields.
 
     USAGE: resumedata download URL -o FILE [--sha256 HEX] [--digest ALG]
                                [--header 'Name: value']... [--state-dir DIR]
                                [--temp-dir DIR] [--resume-data OUT] [--generation GEN] [--retries N]
                                [--stall-timeout SECONDS] [--connections N] [--json]
+                               [--no-resume-check]
+           resumedata download [URL] --partial FILE.part -o FILE [options]
 
     ARGUMENTS:
       URL               An http or https URL.
@@ -52,11 +60,17 @@ enum DownloadCommand {
                         when the server serves byte ranges with a length and a strong
                         validator; otherwise over one (and a note says why).
       --json            Print one JSON object with the outcome (status, file, bytes,
-                        digest, resume data) instead of the line (see docs/cli/download.md).
+                        digest, resume data, the resume check) instead of the line (see
+                        docs/cli/download.md).
+      --partial FILE.part
+                        Continue this partial file, described by FILE.part.json (its URL,
+                        validator and header fields); it becomes FILE when complete.
+      --no-resume-check Do not ask the server first whether the download can resume.
       -h, --help        Show this help.
 
     EXIT STATUS:
-      0 complete, 1 failed (the resume data is kept), 64 usage error, 130 paused by Ctrl-C.
+      0 complete, 1 failed (the resume data is kept), 64 usage error, 65 malformed
+      sidecar, 66 unreadable FILE.part, 130 paused by Ctrl-C.
 
     EXAMPLES:
       resumedata download https://example.com/files/archive.zip -o archive.zip
@@ -118,7 +132,9 @@ enum DownloadCommand {
   /// The entry of `download` in the command table.
   static let downloadSpec = CommandSpec(
     name: "download", summary: "Download a URL with resume, writing Apple-compatible resume data.",
-    help: downloadHelp, options: sharedOptions, arguments: .url, run: download(_:streams:))
+    help: downloadHelp,
+    options: sharedOptions + [.option("--partial", value: .file), .flag("--no-resume-check")],
+    arguments: .url, run: download(_:streams:))
 
   /// The entry of `resume` in the command table.
   static let resumeSpec = CommandSpec(
@@ -131,10 +147,16 @@ enum DownloadCommand {
     guard
       let parsed = try Arguments.command(arguments, spec: downloadSpec, streams: streams)
     else { return }
-    guard parsed.positionals.count == 1, let url = URL(string: parsed.positionals[0]) else {
+    // A partial file and its sidecar (`export`'s pair) name the URL themselves.
+    let partial = try PartialStart.read(parsed)
+    guard parsed.positionals.count == 1 || (partial != nil && parsed.positionals.isEmpty),
+      let url = URL(string: parsed.positionals.first ?? partial?.pair.url ?? "")
+    else {
       throw .usage("download needs one URL")
     }
-    let (destination, configuration) = try setUp(parsed, defaultDirectory: nil)
+    var (destination, configuration) = try setUp(parsed, defaultDirectory: nil)
+    if let partial { configuration.temporaryDirectory = partial.file.deletingLastPathComponent() }
+    var check: ProbeVerdict?
     // Run again with the same state directory, a download continues from what it persisted.
     let download: Download
     do {
@@ -144,16 +166,29 @@ enum DownloadCommand {
           resumeData: saved, destination: destination, configuration: configuration)
       {
         download = resumed
+      } else if let partial {
+        download = try partial.download(
+          url: url.absoluteString, destination: destination, configuration: configuration)
       } else {
         download = try Download(url: url, destination: destination, configuration: configuration)
+        // Said once, at the start of a new download: whether the server lets it resume.
+        if !parsed.has("--no-resume-check") {
+          check = resumeCheck(url, configuration: configuration)
+          if let note = check.flatMap(resumeNote) { streams.printError(note) }
+        }
       }
-    } catch {
+    } catch let error as CommandError {
+      throw error
+    } catch let error as DownloadError {
       throw .usage(error.message)
+    } catch {
+      throw CommandError(.failure, "\(error)")
     }
     try run(
       download, url: url.absoluteString, destination: destination, configuration: configuration,
-      parsed: parsed,
-      streams: streams)
+      parsed: parsed, streams: streams, check: check)
+    // The pair is used up: the partial file became the file.
+    if let partial { try? FileManager.default.removeItem(atPath: partial.sidecar) }
   }
 
   /// Runs `resumedata resume`.
@@ -274,7 +309,7 @@ enum DownloadCommand {
   /// or the note on standard error; a failure still exits 1 with its `Error:` line.
   private static func run(
     _ download: Download, url: String?, destination: URL, configuration: DownloadConfiguration,
-    parsed: Arguments, streams: Streams
+    parsed: Arguments, streams: Streams, check: ProbeVerdict? = nil
   ) throws(CommandError) {
     let progress = ProgressPrinter(terminal: streams.standardErrorIsTerminal, streams: streams)
     let interrupted = Interruption(download)
@@ -303,7 +338,7 @@ enum DownloadCommand {
         say(
           report(
             "completed", url: url, file: file.path, bytes: size,
-            digest: digest.map { (algorithm, $0) }))
+            digest: digest.map { (algorithm, $0) }, check: check))
       } else {
         say("\(file.path)" + (digest.map { "  \(algorithm) \($0)" } ?? ""))
       }
@@ -313,7 +348,7 @@ enum DownloadCommand {
         say(
           report(
             "paused", url: url, file: destination.path, bytes: bytesReceived(data),
-            resumeData: path))
+            resumeData: path, check: check))
       } else {
         streams.printError("Paused; resume data: \(path)")
       }
@@ -330,18 +365,19 @@ enum DownloadCommand {
         say(
           report(
             "failed", url: url, file: destination.path, bytes: data.flatMap(bytesReceived),
-            resumeData: path, error: error))
+            resumeData: path, error: error, check: check))
       }
       throw CommandError(.failure, message)
     }
   }
 
   /// The `--json` outcome: `{"schemaVersion": 1, "status", "url", "file", "bytes",
-  /// "digestAlgorithm", "digest", "resumeData", "error": {"code", "message"} | null}`.
+  /// "digestAlgorithm", "digest", "resumeData", "error": {"code", "message"} | null,
+  /// "resumeCheck": {"resumes", "outcome", "reasons", "message"} | null}`.
   private static func report(
     _ status: String, url: String?, file: String, bytes: Int64?,
     digest: (algorithm: String, hex: String)? = nil, resumeData: String? = nil,
-    error: DownloadError? = nil
+    error: DownloadError? = nil, check: ProbeVerdict? = nil
   ) -> String {
     var object = JSONObject.document()
     object.add("status", string: status)
@@ -355,6 +391,7 @@ enum DownloadCommand {
       "{\"code\": \(JSON.string($0.code.rawValue)), \"message\": \(JSON.string($0.message))}"
     }
     object.add("error", failure ?? "null")
+    object.add("resumeCheck", resumeCheckJSON(check))
     return object.rendered() + "\n"
   }
 

@@ -79,8 +79,11 @@ enum Files {
   static func downloadTarget(_ path: String) throws(CommandError) -> OutputTarget {
     let target = try outputTarget(path)
     guard case .file(let file) = target else { return target }
-    let parent = (file as NSString).deletingLastPathComponent
-    let directory = parent.isEmpty ? "." : parent
+    // By hand: NSString's deletingLastPathComponent traps on a bare name ("x") in Swift 6.3.1's
+    // Foundation on Linux.
+    let slash = file.lastIndex(of: "/")
+    let parent = slash.map { String(file[..<$0]) } ?? ""
+    let directory = parent.isEmpty ? (slash == nil ? "." : "/") : parent
     var status = stat()
     guard stat(directory, &status) == 0 else {
       let reason =

@@ -11,7 +11,9 @@ public enum ResumeDataTool {
     InspectCommand.spec, ValidateCommand.spec, RepairCommand.spec, ConvertCommand.spec,
     EditCommand.spec, BatchCommand.spec, PlistCommand.spec, ArchiveCommand.spec,
     DownloadCommand.downloadSpec,
-    DownloadCommand.resumeSpec, DownloadsCommand.spec, HelpCommand.spec, CompletionsCommand.spec,
+    DownloadCommand.resumeSpec, DownloadsCommand.spec, ProbeCommand.spec, MakeCommand.spec,
+    ExportCommand.spec, HelpCommand.spec,
+    CompletionsCommand.spec,
   ]
 
   /// The options of the tool itself, before any subcommand.

@@ -113,7 +113,13 @@ struct DocumentationTests {
     // Fixtures are read from the repository; what the example writes goes to a scratch
     // directory; both print as the relative paths the page shows.
     let writes: Set<String> = ["-o", "--output", "--state-dir", "--resume-data"]
-    let words = shellWords(example.command)
+    // An example that names the server gets one of its own.
+    let server = example.command.contains(DocServer.placeholder) ? try DocServer.start() : nil
+    defer { server?.stop() }
+    let address = server.map { "127.0.0.1:\($0.port)" } ?? DocServer.placeholder
+    let words = shellWords(example.command).map {
+      $0.replacingOccurrences(of: DocServer.placeholder, with: address)
+    }
     #expect(words.first == "resumedata")
     var arguments = [String]()
     for (index, word) in words.enumerated().dropFirst() {
@@ -129,6 +135,7 @@ struct DocumentationTests {
     let output = (text(captured.standardOutput) + captured.standardError)
       .replacingOccurrences(of: repositoryRoot.path + "/", with: "")
       .replacingOccurrences(of: scratch.url.path + "/", with: "")
+      .replacingOccurrences(of: address, with: DocServer.placeholder)
     #expect(output == example.output)
   }
 

@@ -161,7 +161,8 @@ struct JSONOutputTests {
           "digestAlgorithm": "sha256",
           "digest": "\(digest)",
           "resumeData": null,
-          "error": null
+          "error": null,
+          "resumeCheck": {"resumes": true, "outcome": "resumes", "reasons": [], "message": "resumes (Range with If-Range: \\"p1\\" answered 206, Content-Range: bytes 100000-101023/200000)"}
         }
 
         """)
@@ -186,6 +187,10 @@ struct JSONOutputTests {
     let failure = try #require(object["error"] as? [String: Any])
     #expect(failure["code"] as? String == "http-status")
     #expect(error.hasPrefix("Error: http-status: "))
+    // An error page is no download to resume: the check says nothing, and records what it saw.
+    let check = try #require(object["resumeCheck"] as? [String: Any])
+    #expect(check["outcome"] as? String == "fails")
+    #expect(check["reasons"] as? [String] == ["http-status"])
   }
 
   @Test("resume --json: continues from a v2 blob and reports the whole file")
@@ -222,7 +227,8 @@ struct JSONOutputTests {
           "digestAlgorithm": null,
           "digest": null,
           "resumeData": null,
-          "error": null
+          "error": null,
+          "resumeCheck": null
         }
 
         """)

@@ -117,7 +117,7 @@ struct KillTests {
     let stateFile = directory.appendingPathComponent("out.bin.resumedata")
     let arguments = [
       "download", server.baseURL.appendingPathComponent("file").absoluteString, "-o", output,
-      "--state-dir", directory.path, "--connections", "4",
+      "--state-dir", directory.path, "--connections", "4", "--no-resume-check",
     ]
     /// The map the state file holds now, if it holds one.
     func persistedMap() -> SegmentMap? {

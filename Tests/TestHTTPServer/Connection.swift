@@ -77,6 +77,12 @@ struct AppliedFaults {
   var gzip = false
   var startDelta: Int?
   var totalDelta: Int?
+  var gzipForGzipClients = false
+  var ignoreIfRange = false
+  var refuseRanges = false
+  var etagPerRequest = false
+  var chunked = false
+  var delay: Duration?
 
   init(_ faults: [Fault]) {
     for fault in faults {
@@ -99,6 +105,18 @@ struct AppliedFaults {
         if startDelta == nil { startDelta = delta }
       case .wrongContentRangeTotal(let delta):
         if totalDelta == nil { totalDelta = delta }
+      case .gzipForGzipClients:
+        gzipForGzipClients = true
+      case .ignoreIfRange:
+        ignoreIfRange = true
+      case .refuseRanges:
+        refuseRanges = true
+      case .etagPerRequest:
+        etagPerRequest = true
+      case .chunked:
+        chunked = true
+      case .delay(let duration):
+        if delay == nil { delay = duration }
       }
     }
   }
@@ -397,8 +415,16 @@ final class ConnectionHandler {
     of resource: Resource, _ content: OpenedContent, for request: ParsedRequest,
     faults: AppliedFaults
   ) -> Response {
+    var resource = resource
+    if faults.etagPerRequest, let etag = resource.etag {
+      resource.etag = String(etag.dropLast()) + "-\(core.nextSerial())\""
+    }
     var headers = [("Content-Type", resource.contentType)]
-    if faults.gzip {
+    let acceptsGzip =
+      request.header("Accept-Encoding")?.lowercased().split(separator: ",").contains {
+        $0.trimmingCharacters(in: .whitespaces).hasPrefix("gzip")
+      } ?? false
+    if faults.gzip || (faults.gzipForGzipClients && acceptsGzip) {
       headers.append(("Content-Encoding", "gzip"))
       headers.append(("ETag", Validators.gzipETag(from: resource.etag)))
       if let lastModified = resource.lastModified {
@@ -416,7 +442,11 @@ final class ConnectionHandler {
     guard request.method == "GET", !faults.ignoreRange,
       case .single(let spec) = RangeRequest(header: request.header("Range"))
     else { return whole }
-    if let condition = request.header("If-Range"),
+    if faults.refuseRanges {
+      return Response(
+        status: 416, headers: headers + [("Content-Range", "bytes */\(total)")], body: .none)
+    }
+    if !faults.ignoreIfRange, let condition = request.header("If-Range"),
       !Validators.ifRangeMatches(
         condition, etag: resource.etag, lastModified: resource.lastModified)
     {
@@ -444,9 +474,14 @@ final class ConnectionHandler {
     _ response: Response, record: RecordedRequest, headOnly: Bool, faults: AppliedFaults,
     keepAlive: Bool
   ) -> Ending {
+    if let delay = faults.delay, core.waitForStop(delay) { return .abort }
     var head = "HTTP/1.1 \(response.status) \(reason(response.status))\r\n"
     for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
-    if response.hasBody { head += "Content-Length: \(response.bodyLength)\r\n" }
+    if response.hasBody, faults.chunked {
+      head += "Transfer-Encoding: chunked\r\n"
+    } else if response.hasBody {
+      head += "Content-Length: \(response.bodyLength)\r\n"
+    }
     if !keepAlive {
       head += "Connection: close\r\n"
     } else if record.version == "HTTP/1.0" {
@@ -458,7 +493,9 @@ final class ConnectionHandler {
     guard Socket.sendAll(socket, Array(head.utf8)) else { return .abort }
 
     var sink = BodySink(socket: socket, core: core, faults: faults)
-    if response.hasBody && !headOnly {
+    if response.hasBody && !headOnly && faults.chunked {
+      guard writeChunked(response.body, to: &sink) else { return .abort }
+    } else if response.hasBody && !headOnly {
       let chunkSize = core.configuration.chunkSize
       switch response.body {
       case .none:
@@ -488,6 +525,28 @@ final class ConnectionHandler {
     case nil:
       return keepAlive ? .keepAlive : .close
     }
+  }
+
+  /// Writes a body (not gzip) as chunks of the chunked coding, then the last chunk; false if
+  /// writing stopped early.
+  private func writeChunked(_ body: Response.Body, to sink: inout BodySink) -> Bool {
+    func chunk(_ bytes: UnsafeRawBufferPointer) -> Bool {
+      sink.write(Array("\(String(bytes.count, radix: 16))\r\n".utf8)) && sink.write(bytes)
+        && sink.write(Array("\r\n".utf8))
+    }
+    let chunkSize = core.configuration.chunkSize
+    let complete: Bool
+    switch body {
+    case .none, .gzip:
+      complete = true
+    case .bytes(let data):
+      complete = OpenedContent.data(data).forEachChunk(in: 0..<data.count, chunkSize: chunkSize) {
+        chunk($0)
+      }
+    case .content(let content, let range):
+      complete = content.forEachChunk(in: range, chunkSize: chunkSize) { chunk($0) }
+    }
+    return complete && sink.write(Array("0\r\n\r\n".utf8))
   }
 
   /// Streams `content` as a stored-block gzip member; false if writing stopped early.

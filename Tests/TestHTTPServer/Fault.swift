@@ -48,6 +48,27 @@ public enum Fault: Sendable, Equatable {
   /// (uncompressed) deflate blocks, and a weak ETag derived from the resource's (`W/"…-gzip"`),
   /// ignoring Range and If-Range and sending no Accept-Ranges, the way compressing servers behave.
   case gzip
+
+  /// Like ``gzip``, but only for a request whose Accept-Encoding names gzip (as nginx's `gzip on`
+  /// answers): other requests get the resource as usual.
+  case gzipForGzipClients
+
+  /// Serves ranges whatever If-Range says, as a server that ignores If-Range does.
+  case ignoreIfRange
+
+  /// Answers every Range request with 416 (`Content-Range: bytes */TOTAL`), satisfiable or not.
+  case refuseRanges
+
+  /// Sends the resource's ETag with `-N` added inside its quotes, N counting the server's
+  /// requests (`"v1-7"`), and matches If-Range against that: an ETag that changes with every
+  /// request, as servers behind one name that disagree give.
+  case etagPerRequest
+
+  /// Sends the body with `Transfer-Encoding: chunked` and no Content-Length.
+  case chunked
+
+  /// Waits this long (or until the server stops) before sending anything.
+  case delay(Duration)
 }
 
 /// The faults of one or more consecutive requests to a path.

@@ -24,6 +24,7 @@ final class ServerCore: Sendable {
     var log: [RecordedRequest] = []
     var stopped = false
     var nextConnection = 0
+    var serial = 0
     /// Sockets of connections whose thread has not finished; only that thread's exit closes
     /// one, under the lock, so `stop()` never shuts down a descriptor number already reused.
     var openSockets: [Int: Int32] = [:]
@@ -102,6 +103,14 @@ final class ServerCore: Sendable {
       }
       state.faults[path] = steps.isEmpty ? nil : steps
       return (step.faults, resource)
+    }
+  }
+
+  /// A number counting up from 1 with every call (`Fault.etagPerRequest`).
+  func nextSerial() -> Int {
+    state.withLock { state in
+      state.serial += 1
+      return state.serial
     }
   }
 
