@@ -340,6 +340,7 @@ private struct BatchResultObject {
       switch error.location {
       case .none: nil
       case .line(let line): "line \(line)"
+      case .lineColumn(let line, let column): "line \(line), column \(column)"
       case .offset(let offset): "@\(offset)"
       }
     // An edit's usage error names no file, as the command-line tool reports it.
