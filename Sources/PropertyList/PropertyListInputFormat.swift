@@ -69,6 +69,15 @@ extension PropertyListValue {
       return (try XMLPropertyListReader(limits: limits).read(bytes), .xml)
     case .openStep:
       if let json = jsonLikeness(bytes) { throw json }
+      // Binary bytes (a masked archive, an image) are said to be no property list at all,
+      // rather than text that does not read.
+      if !bytes.starts(with: [0xFE, 0xFF]), !bytes.starts(with: [0xFF, 0xFE]),
+        bytes.prefix(512).contains(where: {
+          $0 < 0x20 && ![0x09, 0x0A, 0x0B, 0x0C, 0x0D].contains($0)
+        })
+      {
+        _ = try PropertyListFormat.detect(bytes.prefix(256))
+      }
       return (try OpenStepPropertyListReader(limits: limits).read(bytes), .openStep)
     }
   }

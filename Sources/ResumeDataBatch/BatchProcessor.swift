@@ -76,6 +76,13 @@ struct BatchProcessor: Sendable {
     case .decoded(let decoded, _):
       blob = decoded.data
       file = "blob"
+    case .text(let text):
+      do {
+        blob = try CapturedBlob.read(text).bytes
+      } catch {
+        return result.failed(OperationFailure(error), file: "blob")
+      }
+      file = "blob"
     case .path(let path):
       // Only regular files: a FIFO or a device named by a record could block the stream forever.
       do throws(FileAccessError) {

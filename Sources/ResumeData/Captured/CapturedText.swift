@@ -168,7 +168,12 @@ struct CapturedText {
   /// The error for a description that leaves bytes out: iOS 13's `{length = N, bytes = 0x…
   /// … }` of a blob, or of a request inside a resume dictionary's description.
   func elidedDescription() -> ResumeDataError? {
-    guard let description = range(of: "{length = "), range(of: "bytes = 0x") != nil else {
+    // Only where a description stands: the whole text, or a value of a resume dictionary's.
+    let whole = startsWith("{length = ")
+    guard whole || (first == UInt8(ascii: "{") && range(of: "NSURLSession") != nil),
+      let description = range(of: whole ? "{length = " : "= {length = "),
+      range(of: "bytes = 0x") != nil
+    else {
       return nil
     }
     guard
@@ -181,7 +186,6 @@ struct CapturedText {
       String(
         decoding: array[description.upperBound...].prefix { (0x30...0x39).contains($0) },
         as: UTF8.self))
-    let whole = description.lowerBound == start
     let what =
       whole
       ? "the description iOS 13 and later print of Data (\"{length = \(length.map(String.init) ?? "N"), bytes = 0x… … }\"), which shows only the first 24 and the last 8 bytes"
