@@ -10,7 +10,7 @@ import PortableFoundation
 /// (`"2026-12-07 11:48:04 +0000"`), and a UID as `{CF$UID = 7;}`; every one of them reads back as
 /// a string (CoreFoundation's reader has no other scalar), so only a value of strings, data,
 /// arrays and dictionaries comes back equal. A string is quoted unless it is a non-empty run of
-/// `A–Z a–z 0–9 _ $ / : . -`; in quotes, `"` and `\` are escaped, and so are line breaks, tabs and
+/// `A–Z a–z 0–9 _ $ / : . -` that does not start as a comment does (`//`, `/*`); in quotes, `"` and `\` are escaped, and so are line breaks, tabs and
 /// the other control characters (`\n`, `\t`, `\U001b`). Characters beyond ASCII are written as
 /// they are (UTF-8), or as `\U` escapes with `escapingNonASCII`, as `-description` writes them.
 public struct OpenStepPropertyListWriter: Sendable {
@@ -78,7 +78,12 @@ public struct OpenStepPropertyListWriter: Sendable {
 
   /// `string`, bare when it may be, else in double quotes with its escapes.
   func quoted(_ string: String) -> String {
-    if !string.isEmpty, string.utf16.allSatisfy(OpenStepParser.isUnquoted) { return string }
+    // Bare unless it would start a comment (`//x` read back would be a comment, not a string).
+    if !string.isEmpty, string.utf16.allSatisfy(OpenStepParser.isUnquoted),
+      !string.hasPrefix("//"), !string.hasPrefix("/*")
+    {
+      return string
+    }
     var out = "\""
     for scalar in string.unicodeScalars {
       switch scalar.value {

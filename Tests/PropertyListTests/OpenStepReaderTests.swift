@@ -300,6 +300,12 @@ struct OpenStepReaderTests {
       decoding: OpenStepPropertyListWriter(escapingNonASCII: true).write(.string("é🙂")),
       as: UTF8.self)
     #expect(escaped == "\"\\U00e9\\Ud83d\\Ude42\"\n")
+    // A bare string would start a comment: quoted.
+    for comment in ["//3", "/*x"] {
+      let written = OpenStepPropertyListWriter().write(.string(comment))
+      #expect(String(decoding: written, as: UTF8.self) == "\"\(comment)\"\n")
+      #expect(try OpenStepPropertyListReader().read(written) == .string(comment))
+    }
     #expect(try OpenStepPropertyListReader().read(Data(escaped.utf8)) == .string("é🙂"))
     let strings = dict(
       ("URL", .string("https://example.com/a b")), ("bytes", .string("1048576")),
@@ -436,5 +442,35 @@ struct OpenStepPeerTests {
     #expect(project["archiveVersion"] == .string("1"))
     #expect(project["objectVersion"] == .string("46"))
     #expect((project["objects"]?.dictionaryValue?.count ?? 0) > 1000)
+  }
+}
+
+/// The OpenStep finds of the fuzzer (Tests/PropertyListTests/FuzzRegressions/openstep-*): each
+/// reads to a value whose written text reads back equal, or is refused.
+@Suite("OpenStep fuzz regressions")
+struct OpenStepFuzzRegressionTests {
+  @Test(
+    "Each OpenStep find reads back from its written text, or is refused",
+    arguments: fuzzRegressions.filter { $0.hasPrefix("openstep-") })
+  func replay(name: String) throws {
+    let data = try Data(
+      contentsOf: repositoryRoot.appendingPathComponent("Tests/PropertyListTests/FuzzRegressions")
+        .appendingPathComponent(name))
+    let value: PropertyListValue
+    do {
+      value = try OpenStepPropertyListReader().read(data)
+    } catch is PropertyListError {
+      return
+    }
+    for escaping in [false, true] {
+      let text = OpenStepPropertyListWriter(escapingNonASCII: escaping).write(value)
+      let again = try OpenStepPropertyListReader().read(text)
+      if case .array(let before) = value, case .array(let after) = again {
+        for (index, pair) in zip(before, after).enumerated() where pair.0 != pair.1 {
+          Issue.record("element \(index): \(pair.0) became \(pair.1)")
+        }
+      }
+      #expect(again == value, "escaping: \(escaping)")
+    }
   }
 }

@@ -76,7 +76,9 @@ struct CapturedInputTests {
 
   @Test("--input-form forces a form; a wrong one fails where the text does not fit it")
   func forced() {
-    let (status, captured) = run(["inspect", path("captured/keyed-v4.hex"), "--input-form", "base64"])
+    let (status, captured) = run([
+      "inspect", path("captured/keyed-v4.hex"), "--input-form", "base64",
+    ])
     #expect(status == .malformedInput)
     #expect(captured.standardError.contains("read as base64 text"))
     let (raw, rawOutput) = run(["inspect", path("captured/v2.base64.txt"), "--input-form", "raw"])
@@ -85,7 +87,9 @@ struct CapturedInputTests {
       relative(rawOutput.standardError)
         == "Error: Fixtures/captured/v2.base64.txt:@0: input looks like an OpenStep (old-style text) property list or .strings file, which is not supported\n"
     )
-    let (usage, usageOutput) = run(["inspect", path("captured/v2.base64.txt"), "--input-form", "b64"])
+    let (usage, usageOutput) = run([
+      "inspect", path("captured/v2.base64.txt"), "--input-form", "b64",
+    ])
     #expect(usage == .usage)
     #expect(
       usageOutput.standardError
@@ -145,7 +149,8 @@ struct CapturedInputTests {
     #expect(expo == .success)
     #expect(
       text(expoOutput.standardOutput).hasPrefix(
-        "input         base64 text at resumeData of a JSON document\ngeneration    keyed (info version 5)\n"))
+        "input         base64 text at resumeData of a JSON document\ngeneration    keyed (info version 5)\n"
+      ))
     let (missing, missingOutput) = run([
       "inspect", path("containers/tiercel-tasks.plist"), "--at", "[2].resumeData",
     ])
@@ -158,18 +163,22 @@ struct CapturedInputTests {
     #expect(bad == .usage)
     #expect(
       badOutput.standardError.hasPrefix(
-        "Error: the key path \"[x]\" does not read at 2: an index is a whole number in brackets, as [2]"))
+        "Error: the key path \"[x]\" does not read at 2: an index is a whole number in brackets, as [2]"
+      ))
     let (same, sameOutput) = run([
       "inspect", path("containers/background-downloader.json"), "--at", "$.data",
     ])
     #expect(same == .success)
-    #expect(text(sameOutput.standardOutput).hasPrefix("input         base64 text at data of a JSON document\n"))
+    #expect(
+      text(sameOutput.standardOutput).hasPrefix(
+        "input         base64 text at data of a JSON document\n"))
   }
 
   @Test("batch reads a text field in any form; a text that is no blob fails by name")
   func batch() throws {
     let base64 = try fixture("captured/v2.base64.txt")
-    let escaped = String(decoding: base64, as: UTF8.self).replacingOccurrences(of: "\n", with: "\\n")
+    let escaped = String(decoding: base64, as: UTF8.self).replacingOccurrences(
+      of: "\n", with: "\\n")
     let nslog = String(decoding: try fixture("captured/v2.nslog.txt"), as: UTF8.self)
       .replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
       .replacingOccurrences(of: "\n", with: "\\n")

@@ -23,7 +23,10 @@ struct BlobContainerTests {
     "Key paths that do not read say where",
     arguments: [
       ("tasks[", "the key path \"tasks[\" does not read at 7: '[' without ']'"),
-      ("a[b]", "the key path \"a[b]\" does not read at 3: an index is a whole number in brackets, as [2]"),
+      (
+        "a[b]",
+        "the key path \"a[b]\" does not read at 3: an index is a whole number in brackets, as [2]"
+      ),
       ("a.", "the key path \"a.\" does not read at 3: a '.' without a key after it"),
       ("[0]x", "the key path \"[0]x\" does not read at 4: expected '.' or '[' before \"x\""),
     ])
@@ -35,7 +38,8 @@ struct BlobContainerTests {
 
   @Test("Tiercel's task list, background_downloader's and Expo's JSON give their blobs")
   func fixtures() throws {
-    let tiercel = try #require(try BlobContainer.scan(try fixture("containers/tiercel-tasks.plist")))
+    let tiercel = try #require(
+      try BlobContainer.scan(try fixture("containers/tiercel-tasks.plist")))
     #expect(tiercel.format == .binaryPlist)
     #expect(tiercel.blobs.map(\.keyPath.description) == ["[0].resumeData", "[1].resumeData"])
     #expect(try tiercel.blobs[0].result.get().bytes == (try fixture("resume/v2.xml.plist")))
@@ -48,15 +52,18 @@ struct BlobContainerTests {
     #expect(try flutter.blobs[0].result.get().form == .base64)
     let expo = try #require(try BlobContainer.scan(try fixture("containers/expo-pause-state.json")))
     #expect(expo.blobs.map(\.keyPath.description) == ["resumeData"])
-    #expect(try expo.blobs[0].result.get().bytes == (try fixture("resume/keyed-v5-response.archive")))
-    let android = try #require(try BlobContainer.scan(try fixture("containers/android-resume.json")))
+    #expect(
+      try expo.blobs[0].result.get().bytes == (try fixture("resume/keyed-v5-response.archive")))
+    let android = try #require(
+      try BlobContainer.scan(try fixture("containers/android-resume.json")))
     #expect(android.blobs.isEmpty)
     // A blob is no container of its request archives: callers read it as a blob first, and a
     // scan of one finds nothing named like resume data in it that reads as a blob.
     #expect(try BlobContainer.scan(Data("not json".utf8)) == nil)
   }
 
-  @Test("A value under a resume key that does not read is listed with its error; JSON errors say where")
+  @Test(
+    "A value under a resume key that does not read is listed with its error; JSON errors say where")
   func failures() throws {
     let json = """
       {"a": {"resumeData": "{length = 9955, bytes = 0x62706c69 73743030 ... 00002637 }"},

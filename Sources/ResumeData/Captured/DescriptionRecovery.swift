@@ -29,7 +29,9 @@ enum DescriptionRecovery {
   static func recover(_ described: PropertyListDictionary, generation: ResumeDataGeneration?)
     throws -> CapturedBlob
   {
-    let isWebKit = described["data"] != nil && described[ResumeDataKey.localPath] != nil
+    let isWebKit =
+      described[ResumeDataKey.localPath] != nil
+      && described["data"]?.dataValue.map(NetworkFrameworkMask.isMasked) == true
     guard ResumeData.holdsResumeKeys(described) || isWebKit else {
       throw ResumeDataError(
         .notABlob,
@@ -59,7 +61,7 @@ enum DescriptionRecovery {
         entries[key] = value
       }
     }
-    let chosen = try generation ?? pick(entries, isWebKit: isWebKit)
+    let chosen = generation ?? pick(entries, isWebKit: isWebKit)
     let bytes: Data
     let layout: String
     switch chosen {
@@ -86,6 +88,9 @@ enum DescriptionRecovery {
         "a dictionary's description cannot be written as a Network.framework blob (its root is an object, not a dictionary)",
         at: "")
     }
+    // What was written must read (a description can give a known key a value of the wrong
+    // shape); it is named by the generation it reads as.
+    let written = try ResumeData(decoding: bytes)
     let why =
       generation != nil
       ? "as asked"
@@ -94,7 +99,7 @@ enum DescriptionRecovery {
       retyped.isEmpty ? "" : "; \(retyped.joined(separator: " and ")) made integers again"
     let finding = Finding(
       "recovered-from-description", .info,
-      "recovered from a description of the resume dictionary: written as a \(chosen.rawValue) blob (\(why)) in \(layout)\(integers)"
+      "recovered from a description of the resume dictionary: written as a \(written.generation.rawValue) blob (\(why)) in \(layout)\(integers)"
     )
     return CapturedBlob(
       bytes: bytes, form: .description,
@@ -103,9 +108,7 @@ enum DescriptionRecovery {
   }
 
   /// The generation the keys say the dictionary came from.
-  static func pick(_ entries: PropertyListDictionary, isWebKit: Bool) throws
-    -> ResumeDataGeneration
-  {
+  static func pick(_ entries: PropertyListDictionary, isWebKit: Bool) -> ResumeDataGeneration {
     if isWebKit { return .networkFrameworkWebKit }
     let keyedOnly = entries.keys.contains { keyedOnlyKeys.contains($0) }
     let safariShaped = ResumeData.isSafariShaped(entries)
