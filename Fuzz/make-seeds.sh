@@ -111,3 +111,36 @@ for map in 'bytes=/100' 'bytes=0-9/100' 'bytes=0-1048575,2097152-3145727/4194304
   'bytes=0-199999,750000-949999,1500000-1699999,2250000-2449999/3000000'; do
   printf '%s' "$map" >"$here/corpus-segments/$(printf '%s' "$map" | sha1sum | cut -c1-40)"
 done
+
+# corpus-openstep/ (for FuzzOpenStep): the peer suites' OpenStep files and libplist's oplist
+# finds, swift-foundation's octal test, and the OpenStep fixtures.
+mkdir -p "$here/corpus-openstep"
+openstep=0
+for file in "$peers"/libplist/test/data/*.ostep "$peers"/libplist/test/data/test.strings \
+  "$peers"/rust-plist/tests/data/ascii-*.plist "$peers"/libplist/fuzz/oplist-*/* \
+  "$peers"/swift-foundation/Tests/FoundationEssentialsTests/Resources/test_oldStylePlist_*.plist \
+  "$root"/Fixtures/plist/animals.strings "$root"/Fixtures/captured/*.txt; do
+  [ -f "$file" ] || continue
+  name=$(sha1sum "$file" | cut -c1-40)
+  if [ ! -e "$here/corpus-openstep/$name" ]; then
+    cp "$file" "$here/corpus-openstep/$name"
+    openstep=$((openstep + 1))
+  fi
+done
+echo "make-seeds: added $openstep OpenStep seeds ($(ls "$here/corpus-openstep" | wc -l) in total)"
+
+# corpus-captured/ (for FuzzCapturedForms): blobs in their text forms and the documents that
+# hold them.
+mkdir -p "$here/corpus-captured"
+captured=0
+for file in "$root"/Fixtures/captured/* "$root"/Fixtures/containers/*.json \
+  "$root"/Fixtures/containers/*.plist; do
+  [ -f "$file" ] || continue
+  case "$file" in *.py) continue ;; esac
+  name=$(sha1sum "$file" | cut -c1-40)
+  if [ ! -e "$here/corpus-captured/$name" ]; then
+    cp "$file" "$here/corpus-captured/$name"
+    captured=$((captured + 1))
+  fi
+done
+echo "make-seeds: added $captured captured-form seeds ($(ls "$here/corpus-captured" | wc -l) in total)"

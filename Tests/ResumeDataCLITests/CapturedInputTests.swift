@@ -200,3 +200,19 @@ struct CapturedInputTests {
       ))
   }
 }
+
+@Suite("Fixtures/README.md")
+struct CapturedFixtureReadmeTests {
+  @Test("Every file of captured/, containers/ and xcappdata/ is named in Fixtures/README.md")
+  func named() throws {
+    let readme = String(decoding: try fixture("README.md"), as: UTF8.self)
+    let files =
+      fixturesRecursively("captured") + fixturesRecursively("containers")
+      + fixturesRecursively("xcappdata") + ["plist/animals.strings"]
+    #expect(files.count >= 20)
+    for file in files {
+      let name = (file as NSString).lastPathComponent
+      #expect(readme.contains("`\(name)`") || readme.contains("/\(name)`"), "\(file)")
+    }
+  }
+}

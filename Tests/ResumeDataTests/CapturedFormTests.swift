@@ -292,6 +292,10 @@ struct CapturedFormTests {
       text: bytes.base64EncodedString(options: .lineLength64Characters), on: system,
       partialFile: .notChecked)
     #expect(answer.resumeData == bytes)
+    let hexed = ResumeData.forURLSession(
+      captured: try fixture("captured/keyed-v4.hex"), on: system, partialFile: .notChecked)
+    #expect(hexed.resumeData == bytes)
+    #expect(hexed.findings.isEmpty)
     let elided = ResumeData.forURLSession(
       text: "{length = 9955, bytes = 0x62706c69 ... 00002637 }", on: system,
       partialFile: .notChecked)

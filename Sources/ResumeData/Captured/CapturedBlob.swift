@@ -55,11 +55,15 @@ public struct CapturedBlob: Sendable, Hashable {
   public static func read(
     _ input: Data, as form: CapturedForm? = nil, generation: ResumeDataGeneration? = nil
   ) throws -> CapturedBlob {
+    // A blob's own bytes are told by their first bytes, before anything looks at the rest.
+    if form == nil, looksLikeBlob(input) {
+      return CapturedBlob(bytes: input, form: .raw, detail: "the blob's own bytes")
+    }
     let text = CapturedText(input)
     if let form {
       return try read(text, as: form, generation: generation)
     }
-    if looksLikeBlob(input) || !text.isText {
+    if !text.isText {
       return CapturedBlob(bytes: input, form: .raw, detail: "the blob's own bytes")
     }
     guard let first = text.first else {
@@ -153,7 +157,7 @@ public struct CapturedBlob: Sendable, Hashable {
     if rest.starts(with: [0xEF, 0xBB, 0xBF]) { rest = rest.dropFirst(3) }
     let text = rest.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
     return text.starts(with: Array("<?xml".utf8)) || text.starts(with: Array("<!DOCTYPE".utf8))
-      || text.starts(with: Array("<plist".utf8))
+      || text.starts(with: Array("<plist".utf8)) || text.starts(with: Array("<!--".utf8))
   }
 }
 
@@ -198,9 +202,19 @@ extension ResumeData {
     text: String, on system: AppleSystem, partialFile: PartialFileCheck,
     limits: KeyedArchiveLimits = .default
   ) -> URLSessionResume {
+    forURLSession(captured: Data(text.utf8), on: system, partialFile: partialFile, limits: limits)
+  }
+
+  /// `forURLSession(_:on:partialFile:limits:)` for bytes that hold the blob in any captured form
+  /// (its own bytes, or the text of base64, hex or a description, as a file or a database column
+  /// keeps it): what `CapturedBlob.read` finds in them is handed over, its findings first.
+  public static func forURLSession(
+    captured input: Data, on system: AppleSystem, partialFile: PartialFileCheck,
+    limits: KeyedArchiveLimits = .default
+  ) -> URLSessionResume {
     let captured: CapturedBlob
     do {
-      captured = try CapturedBlob.read(Data(text.utf8))
+      captured = try CapturedBlob.read(input)
     } catch {
       let failure = error as? ResumeDataError
       let reason = Finding(
