@@ -68,17 +68,24 @@ extension PropertyListValue {
     case .xml:
       return (try XMLPropertyListReader(limits: limits).read(bytes), .xml)
     case .openStep:
-      if let json = jsonLikeness(bytes) { throw json }
-      // Binary bytes (a masked archive, an image) are said to be no property list at all,
-      // rather than text that does not read.
+      // Bytes that are no text (a masked archive, an image) are said to be no property list at
+      // all, rather than text that does not read.
+      // (Control characters are fine in OpenStep text, and so is a bad byte deep in it, which
+      // the reader locates: binary is both, early.)
       if !bytes.starts(with: [0xFE, 0xFF]), !bytes.starts(with: [0xFF, 0xFE]),
-        bytes.prefix(512).contains(where: {
-          $0 < 0x20 && ![0x09, 0x0A, 0x0B, 0x0C, 0x0D].contains($0)
-        })
+        bytes.prefix(16).contains(where: { $0 < 0x20 && ![0x09, 0x0A, 0x0D].contains($0) }),
+        String(validating: bytes, as: UTF8.self) == nil
       {
-        _ = try PropertyListFormat.detect(bytes.prefix(256))
+        throw PropertyListError(
+          .unsupportedFormat, "input is neither an XML nor a binary property list", at: .offset(0))
       }
-      return (try OpenStepPropertyListReader(limits: limits).read(bytes), .openStep)
+      do {
+        return (try OpenStepPropertyListReader(limits: limits).read(bytes), .openStep)
+      } catch {
+        // JSON is named, but only once OpenStep has refused it: `{a:b = c;}` is OpenStep.
+        if let json = jsonLikeness(bytes) { throw json }
+        throw error
+      }
     }
   }
 

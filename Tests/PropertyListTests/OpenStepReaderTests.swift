@@ -331,6 +331,16 @@ struct OpenStepReaderTests {
     ) {
       try PropertyListValue.decodeAnyFormat(Data("{\"a\": 1}".utf8))
     }
+    // A colon in a bare key is OpenStep's, not JSON's; control characters are fine in quotes.
+    #expect(
+      try PropertyListValue.decodeAnyFormat(Data("{a:b = \"\u{1}\";}".utf8)).value
+        == dict(("a:b", .string("\u{1}"))))
+    #expect(
+      throws: PropertyListError(
+        .unsupportedFormat, "input is neither an XML nor a binary property list", at: .offset(0))
+    ) {
+      try PropertyListValue.decodeAnyFormat(Data([0x36, 0x15, 0x08, 0x25, 0xD4, 0x01]))
+    }
     let (value, format) = try PropertyListValue.decodeAnyFormat(Data("<62706c69>".utf8))
     #expect(format == .openStep)
     #expect(value == .data(Data("bpli".utf8)))
