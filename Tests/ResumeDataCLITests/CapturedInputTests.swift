@@ -85,7 +85,7 @@ struct CapturedInputTests {
     #expect(raw == .malformedInput)
     #expect(
       relative(rawOutput.standardError)
-        == "Error: Fixtures/captured/v2.base64.txt:@0: input looks like an OpenStep (old-style text) property list or .strings file, which is not supported\n"
+        == "Error: Fixtures/captured/v2.base64.txt:@0: input looks like an OpenStep (old-style text) property list or .strings file, not an XML or binary property list\n"
     )
     let (usage, usageOutput) = run([
       "inspect", path("captured/v2.base64.txt"), "--input-form", "b64",
