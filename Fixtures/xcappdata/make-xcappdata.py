@@ -39,13 +39,17 @@ with open("Fixtures/containers/expo-pause-state.json", "rb") as f:
 hexed = read("keyed-v4.archive").hex()
 write("Library/Application Support/resume.hex",
       "\n".join(hexed[i:i + 60] for i in range(0, len(hexed), 60)) + "\n")
-# 4. A description: NSData's, on a line of the app's log.
+# 4. Descriptions: NSData's, on a line of the app's log...
 blob = read("v4-byte-range.xml.plist").hex()
 described = " ".join(blob[i:i + 8] for i in range(0, len(blob), 8))
+# ...and the description of a resume dictionary, over several lines, as NSLog prints it.
+with open("Fixtures/captured/v2.nslog.txt") as f:
+    dictionary = f.read()
 write("Library/Logs/app.log",
       "2026-12-07 10:15:02.114 MyApp[412:9031] pausing the download\n"
       "2026-12-07 10:15:02.120 MyApp[412:9031] resume data: <" + described + ">\n"
-      "2026-12-07 10:15:03.002 MyApp[412:9031] paused\n")
+      "2026-12-07 10:15:03.002 MyApp[412:9031] paused\n"
+      "2026-12-07 10:16:40.551 MyApp[412:9031] resume dictionary: " + dictionary)
 # 5. Data in UserDefaults' property list, beside values that are no blob.
 with open(APP + "/Library/Preferences/com.example.app.plist", "wb") if os.makedirs(
         APP + "/Library/Preferences", exist_ok=True) is None else None as f:

@@ -13,7 +13,8 @@ enum FindCommand {
     Walks each PATH (an app's container as Xcode downloads it, MyApp.xcappdata, or its
     Library/ or tmp/) and looks at every regular file in name order: a blob as its own
     bytes, as base64 or hex text, as a description NSLog printed, inside a JSON document
-    or a property list (an app's task list), or on a line of a log. One line a blob:
+    or a property list (an app's task list), or in a log (on a line, or a dictionary's
+    description over several). One line a blob:
       WHERE: GENERATION URL, N bytes, partial file STATE: resumable
       WHERE: GENERATION URL, N bytes, partial file STATE: not resumable: CODE: message
       WHERE: malformed: message

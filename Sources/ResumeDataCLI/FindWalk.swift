@@ -154,11 +154,28 @@ struct FindWalk {
     }
   }
 
-  /// Runs of base64 or hex of 64 characters or more, and NSData's `<…>`, on each line.
+  /// Runs of base64 or hex of 64 characters or more, and NSData's `<…>`, on each line; and the
+  /// description of a resume dictionary NSLog printed over several lines (a line ending in `{`,
+  /// up to a line that is `}`).
   private mutating func scanLines(_ bytes: Data, file: String, container: String?) {
+    let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
     var lineNumber = 0
-    for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+    var skipUntil = 0
+    for (index, line) in lines.enumerated() {
       lineNumber += 1
+      guard index >= skipUntil else { continue }
+      if let described = Self.describedDictionary(lines, from: index) {
+        if let captured = try? CapturedBlob.read(described.text, as: .description),
+          let resume = try? ResumeData(decoding: captured.bytes)
+        {
+          found.append(
+            Found(
+              file: file, line: lineNumber, result: .success((resume, captured)),
+              container: container))
+          skipUntil = described.end
+          continue
+        }
+      }
       for token in Self.tokens(Array(line)) {
         guard let captured = try? CapturedBlob.read(Data(token)), captured.form != .raw,
           let resume = try? ResumeData(decoding: captured.bytes)
@@ -169,6 +186,29 @@ struct FindWalk {
             container: container))
       }
     }
+  }
+
+  /// A dictionary's description that opens at the end of line `index` (after a log's prefix)
+  /// and closes at a line that is `}`, holding a resume key: its text, and the line after it.
+  static func describedDictionary(_ lines: [Data.SubSequence], from index: Int) -> (
+    text: Data, end: Int
+  )? {
+    let line = lines[index]
+    guard let last = line.last(where: { $0 != 0x0D && $0 != 0x20 }), last == UInt8(ascii: "{"),
+      let open = line.lastIndex(of: UInt8(ascii: "{"))
+    else { return nil }
+    var text = Data(line[open...])
+    for end in (index + 1)..<min(lines.count, index + 10_000) {
+      text.append(0x0A)
+      text.append(contentsOf: lines[end])
+      let trimmed = lines[end].filter { $0 != 0x0D && $0 != 0x20 }
+      if trimmed == Data("}".utf8) {
+        let resumeKey = Data("NSURLSession".utf8)
+        guard text.range(of: resumeKey) != nil else { return nil }
+        return (text, end + 1)
+      }
+    }
+    return nil
   }
 
   static func tokens(_ line: [UInt8]) -> [ArraySlice<UInt8>] {
