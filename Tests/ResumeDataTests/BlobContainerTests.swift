@@ -1,4 +1,5 @@
 import Foundation
+import KeyedArchive
 import PropertyList
 import ResumeData
 import TestSupport
@@ -60,6 +61,41 @@ struct BlobContainerTests {
     // A blob is no container of its request archives: callers read it as a blob first, and a
     // scan of one finds nothing named like resume data in it that reads as a blob.
     #expect(try BlobContainer.scan(Data("not json".utf8)) == nil)
+  }
+
+  @Test("An app's keyed archive: key paths through its objects' fields")
+  func keyedArchive() throws {
+    let blob = try fixture("resume/v2.xml.plist")
+    func item(_ url: String, _ resume: ArchivedValue) -> ArchivedValue {
+      .object(
+        ArchivedObject(
+          classChain: ["DownloadItem", "NSObject"],
+          fields: [
+            ArchivedField("url", .reference(.string(url))),
+            ArchivedField("resumeData", .reference(resume)),
+            ArchivedField("progress", .inline(.real(PropertyListReal(0.25)))),
+          ]))
+    }
+    let archive = try KeyedArchive(
+      root: .dictionary([
+        ArchivedDictionaryEntry(
+          .string("items"),
+          .array([
+            item("https://example.com/a", .data(blob)), item("https://example.com/b", .null),
+            item("https://example.com/c", .data(Data("bplist00 cut".utf8))),
+          ]))
+      ])
+    ).encoded()
+    let container = try #require(try BlobContainer.scan(archive))
+    #expect(container.format == .keyedArchive)
+    #expect(
+      container.blobs.map(\.keyPath.description) == ["items[0].resumeData", "items[2].resumeData"])
+    #expect(try container.blobs[0].result.get().bytes == blob)
+    if case .failure(let error) = container.blobs[1].result {
+      #expect(error.code == .propertyList)
+    } else {
+      Issue.record("read")
+    }
   }
 
   @Test(

@@ -140,7 +140,8 @@ public enum BlobContainerFormat: String, Sendable, Hashable, CaseIterable {
   case xmlPlist = "xml-plist"
   /// A binary property list (Tiercel's task list from `PropertyListEncoder`, UserDefaults').
   case binaryPlist = "binary-plist"
-  /// An NSKeyedArchiver archive of an app's own objects.
+  /// An NSKeyedArchiver archive of an app's own objects: key paths run from its root object
+  /// through dictionaries' keys and instances' fields.
   case keyedArchive = "keyed-archive"
 }
 
@@ -185,9 +186,21 @@ public struct BlobContainer: Sendable {
     } else if CapturedBlob.looksLikeBlob(input),
       let (value, plistFormat) = try? PropertyListValue.decode(input, limits: limits.propertyList)
     {
-      root = ContainerNode(value)
-      format =
-        value["$archiver"] != nil ? .keyedArchive : plistFormat == .xml ? .xmlPlist : .binaryPlist
+      if value["$archiver"] != nil {
+        // An app's archived objects, walked by their keys and fields from the root object (the
+        // raw `$objects` when the archive does not decode).
+        format = .keyedArchive
+        if let archive = try? KeyedArchive(propertyList: value, format: plistFormat),
+          let decoded = try? archive.decodeRoot(limits: limits)
+        {
+          root = ContainerNode(decoded)
+        } else {
+          root = ContainerNode(value)
+        }
+      } else {
+        root = ContainerNode(value)
+        format = plistFormat == .xml ? .xmlPlist : .binaryPlist
+      }
     } else {
       return nil
     }

@@ -1,3 +1,4 @@
+import KeyedArchive
 import PortableFoundation
 import PropertyList
 
@@ -17,6 +18,45 @@ indirect enum ContainerNode: Sendable {
     case .array(let array): self = .array(array.map(ContainerNode.init))
     case .string(let string): self = .string(string)
     case .data(let data): self = .data(data)
+    default: self = .other
+    }
+  }
+}
+
+extension ContainerNode {
+  /// An archived object graph: dictionaries by their keys, instances by their fields, arrays and
+  /// sets by index.
+  init(_ value: ArchivedValue, depth: Int = 0) {
+    guard depth < 256 else {
+      self = .other
+      return
+    }
+    switch value {
+    case .string(let string, _): self = .string(string)
+    case .data(let data, _): self = .data(data)
+    case .array(let elements, _), .set(let elements, _):
+      self = .array(elements.map { ContainerNode($0, depth: depth + 1) })
+    case .dictionary(let entries, _):
+      self = .object(
+        entries.map { entry in
+          let key: String
+          switch entry.key {
+          case .string(let string, _): key = string
+          case .integer(let integer): key = integer.description
+          default: key = "\(entry.key)"
+          }
+          return (key, ContainerNode(entry.value, depth: depth + 1))
+        })
+    case .object(let object):
+      self = .object(
+        object.fields.map { field in
+          switch field.value {
+          case .inline(let plain): (field.key, ContainerNode(plain))
+          case .reference(let referenced): (field.key, ContainerNode(referenced, depth: depth + 1))
+          case .references(let referenced):
+            (field.key, .array(referenced.map { ContainerNode($0, depth: depth + 1) }))
+          }
+        })
     default: self = .other
     }
   }
