@@ -18,7 +18,8 @@ enum FindCommand {
       WHERE: GENERATION URL, N bytes, partial file STATE: resumable
       WHERE: GENERATION URL, N bytes, partial file STATE: not resumable: CODE: message
       WHERE: malformed: message
-    WHERE is the file, FILE:LINE for a log's line, FILE at KEYPATH inside a document,
+    WHERE is the file, FILE:LINE for a log's line, FILE@OFFSET for base64 or hex inside a
+    file that is not text (a database), FILE at KEYPATH inside a document,
     with the form in parentheses when not the blob's own bytes. The partial file is
     looked for in the tmp/ of the blob's app container (the nearest directory above it
     that holds tmp/): "tmp/NAME (N bytes)", "missing (tmp/NAME)", or "-" outside a
@@ -235,6 +236,7 @@ enum FindCommand {
       var item = JSONObject()
       item.add("file", string: found.file)
       item.add("line", found.line.map(String.init) ?? "null")
+      item.add("offset", found.offset.map(String.init) ?? "null")
       item.add("keyPath", string: found.keyPath?.description)
       switch found.result {
       case .success(let (resume, captured)):

@@ -11,6 +11,8 @@ struct FindWalk {
     var file: String
     var keyPath: ContainerKeyPath?
     var line: Int?
+    /// The byte offset in a file that is not text (a database) where base64 or hex of it starts.
+    var offset: Int?
     var result: Result<(resume: ResumeData, captured: CapturedBlob), ResumeDataError>
     /// The app container the file is in (the directory holding `tmp/`), if any.
     var container: String?
@@ -19,6 +21,7 @@ struct FindWalk {
     var place: String {
       var text = file
       if let line { text += ":\(line)" }
+      if let offset { text += "@\(offset)" }
       if let keyPath { text += " at \(keyPath)" }
       return text
     }
@@ -149,8 +152,21 @@ struct FindWalk {
       return
     }
     // A log: blobs on its lines.
-    if String(validating: bytes, as: UTF8.self) != nil {
+    // Text: UTF-8 without NUL (which text files do not hold and databases do).
+    if !bytes.contains(0), String(validating: bytes, as: UTF8.self) != nil {
       scanLines(bytes, file: path, container: container)
+    } else {
+      // A database (SQLite keeps a string column's text as it is): base64 or hex runs in it.
+      let array = [UInt8](bytes)
+      for token in Self.tokens(array) {
+        guard let captured = try? CapturedBlob.read(Data(token)), captured.form != .raw,
+          let resume = try? ResumeData(decoding: captured.bytes)
+        else { continue }
+        found.append(
+          Found(
+            file: path, offset: token.startIndex, result: .success((resume, captured)),
+            container: container))
+      }
     }
   }
 

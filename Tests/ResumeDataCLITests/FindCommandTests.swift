@@ -105,6 +105,23 @@ struct FindCommandTests {
         """)
   }
 
+  @Test("Base64 of a blob inside a database is found at its byte offset")
+  func database() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let app = try container(scratch)
+    var database = Data("SQLite format 3\u{0}".utf8) + Data(count: 84)
+    database += Data(try fixture("resume/keyed-v4.archive").base64EncodedString().utf8)
+    database += Data([0, 0, 1, 2])
+    try database.write(to: URL(fileURLWithPath: app + "/Documents/store.sqlite"))
+    let (status, captured) = run(["find", app + "/Documents"])
+    #expect(status == .failure)
+    #expect(
+      relative(captured, scratch).hasPrefix(
+        "AppData/Documents/store.sqlite@100 (base64): keyed https://example.com/files/archive.zip, 1048576 bytes, partial file missing (tmp/CFNetworkDownload_j1k2l3.tmp): not resumable: partial-file-missing: "
+      ))
+  }
+
   @Test("An unreadable directory is reported and the walk goes on (66)")
   func unreadable() throws {
     // Root reads every file whatever its mode: nothing to see then.
