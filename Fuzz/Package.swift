@@ -47,6 +47,17 @@ let package = Package(
       dependencies: [.product(name: "Downloader", package: "ResumeDataKit")]
     ),
     .executableTarget(
+      name: "FuzzOpenStep",
+      dependencies: [.product(name: "PropertyList", package: "ResumeDataKit")]
+    ),
+    .executableTarget(
+      name: "FuzzCapturedForms",
+      dependencies: [
+        .product(name: "ResumeData", package: "ResumeDataKit"),
+        .product(name: "PropertyList", package: "ResumeDataKit"),
+      ]
+    ),
+    .executableTarget(
       name: "FuzzBatch",
       dependencies: [
         "FuzzCommon",

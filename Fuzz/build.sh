@@ -8,7 +8,8 @@
 # the C shim around libxml2 as well.
 set -eu
 cd "$(dirname "$0")"
-[ $# -gt 0 ] || set -- FuzzBinaryPlist FuzzXMLPlist FuzzKeyedArchive FuzzResumeData FuzzSegmentMap FuzzBatch FuzzProbe
+[ $# -gt 0 ] || set -- FuzzBinaryPlist FuzzXMLPlist FuzzKeyedArchive FuzzResumeData FuzzSegmentMap FuzzBatch \
+  FuzzProbe FuzzOpenStep FuzzCapturedForms
 # SwiftPM keeps the plan of a build here, and reuses it without noticing source files added to the
 # package it depends on by path (the library itself): a new file's symbols are then missing, or
 # worse, an old build of the harness runs. Planned afresh every time: it takes a few seconds.

@@ -126,3 +126,36 @@ printf '%s\n' \
 printf '%s\n' 'https://a.blob.core.windows.net/c/k?se=2026-12-08T01:02Z&sig=ab' '0 404' \
   >"$here/corpus-probe/azure-404"
 echo "make-seeds: wrote 3 probe seeds"
+
+# corpus-openstep/ (for FuzzOpenStep): the peer suites' OpenStep files and libplist's oplist
+# finds, swift-foundation's octal test, and the OpenStep fixtures.
+mkdir -p "$here/corpus-openstep"
+openstep=0
+for file in "$peers"/libplist/test/data/*.ostep "$peers"/libplist/test/data/test.strings \
+  "$peers"/rust-plist/tests/data/ascii-*.plist "$peers"/libplist/fuzz/oplist-*/* \
+  "$peers"/swift-foundation/Tests/FoundationEssentialsTests/Resources/test_oldStylePlist_*.plist \
+  "$root"/Fixtures/plist/animals.strings "$root"/Fixtures/captured/*.txt; do
+  [ -f "$file" ] || continue
+  name=$(sha1sum "$file" | cut -c1-40)
+  if [ ! -e "$here/corpus-openstep/$name" ]; then
+    cp "$file" "$here/corpus-openstep/$name"
+    openstep=$((openstep + 1))
+  fi
+done
+echo "make-seeds: added $openstep OpenStep seeds ($(ls "$here/corpus-openstep" | wc -l) in total)"
+
+# corpus-captured/ (for FuzzCapturedForms): blobs in their text forms and the documents that
+# hold them.
+mkdir -p "$here/corpus-captured"
+captured=0
+for file in "$root"/Fixtures/captured/* "$root"/Fixtures/containers/*.json \
+  "$root"/Fixtures/containers/*.plist; do
+  [ -f "$file" ] || continue
+  case "$file" in *.py) continue ;; esac
+  name=$(sha1sum "$file" | cut -c1-40)
+  if [ ! -e "$here/corpus-captured/$name" ]; then
+    cp "$file" "$here/corpus-captured/$name"
+    captured=$((captured + 1))
+  fi
+done
+echo "make-seeds: added $captured captured-form seeds ($(ls "$here/corpus-captured" | wc -l) in total)"

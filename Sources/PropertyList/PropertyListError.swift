@@ -4,14 +4,18 @@ public enum PropertyListLocation: Sendable, Hashable, CustomStringConvertible {
   case offset(Int)
   /// A 1-based line of an XML input.
   case line(Int)
+  /// A 1-based line and column of a text input (OpenStep, JSON, captured text); the column counts
+  /// Unicode scalars.
+  case lineColumn(line: Int, column: Int)
   /// No position applies (for example, a writer error or an input that is too large).
   case none
 
-  /// `@OFFSET`, `LINE` or the empty string, as the CLI prints after the file name.
+  /// `@OFFSET`, `LINE`, `LINE:COLUMN` or the empty string, as the CLI prints after the file name.
   public var description: String {
     switch self {
     case .offset(let offset): return "@\(offset)"
     case .line(let line): return "\(line)"
+    case .lineColumn(let line, let column): return "\(line):\(column)"
     case .none: return ""
     }
   }
@@ -28,7 +32,7 @@ public struct PropertyListError: Error, Sendable, Hashable, CustomStringConverti
     /// Creates a code from its name.
     public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// The input is in no property-list format we read (JSON, OpenStep, or anything else).
+    /// The input is in no property-list format the reader reads (JSON, or anything else).
     public static let unsupportedFormat = Code(rawValue: "unsupported-format")
     /// The input ends before a structure it announces.
     public static let truncated = Code(rawValue: "truncated")

@@ -1,6 +1,7 @@
 import PortableFoundation
 
-/// The two property-list formats this library reads and writes.
+/// The two property-list formats this library reads and writes as Apple does (OpenStep text, which
+/// it only reads, is `PropertyListInputFormat.openStep`).
 public enum PropertyListFormat: String, Sendable, Hashable, CaseIterable {
   /// Apple's XML property list (`<plist version="1.0">`).
   case xml
@@ -46,17 +47,17 @@ public enum PropertyListFormat: String, Sendable, Hashable, CaseIterable {
         .unsupportedFormat,
         looksLikeJSON
           ? "input looks like JSON, which is not a property-list format this tool reads"
-          : "input looks like an OpenStep (old-style text) property list, which is not supported",
+          : "input looks like an OpenStep (old-style text) property list, not an XML or binary one",
         at: .offset(0))
     case UInt8(ascii: "("), UInt8(ascii: "\""), UInt8(ascii: "/"):
       throw PropertyListError(
         .unsupportedFormat,
-        "input looks like an OpenStep (old-style text) property list, which is not supported",
+        "input looks like an OpenStep (old-style text) property list, not an XML or binary one",
         at: .offset(0))
     case .some(let byte) where (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte):
       throw PropertyListError(
         .unsupportedFormat,
-        "input looks like an OpenStep (old-style text) property list or .strings file, which is not supported",
+        "input looks like an OpenStep (old-style text) property list or .strings file, not an XML or binary property list",
         at: .offset(0))
     case nil:
       throw PropertyListError(.unsupportedFormat, "input is empty", at: .offset(0))

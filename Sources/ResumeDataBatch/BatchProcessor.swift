@@ -76,6 +76,13 @@ struct BatchProcessor: Sendable {
     case .decoded(let decoded, _):
       blob = decoded.data
       file = "blob"
+    case .text(let text):
+      do {
+        blob = try CapturedBlob.read(text).bytes
+      } catch {
+        return result.failed(OperationFailure(error), file: "blob")
+      }
+      file = "blob"
     case .path(let path):
       // Only regular files: a FIFO or a device named by a record could block the stream forever.
       do throws(FileAccessError) {
@@ -340,6 +347,7 @@ private struct BatchResultObject {
       switch error.location {
       case .none: nil
       case .line(let line): "line \(line)"
+      case .lineColumn(let line, let column): "line \(line), column \(column)"
       case .offset(let offset): "@\(offset)"
       }
     // An edit's usage error names no file, as the command-line tool reports it.

@@ -1,8 +1,8 @@
 import PortableFoundation
 import PropertyList
 
-/// One input line of `resumedata batch`: `{"id": …, "blob": "<base64>"}` or
-/// `{"id": …, "path": "…"}`.
+/// One input line of `resumedata batch`: `{"id": …, "blob": "<base64>"}`,
+/// `{"id": …, "text": "<a blob in any captured form>"}` or `{"id": …, "path": "…"}`.
 ///
 /// The line is read by a strict RFC 8259 scanner of our own rather than `JSONSerialization`, for
 /// two things a pipeline needs: the `id` is echoed exactly as written (a round trip through
@@ -19,6 +19,9 @@ struct BatchRecord {
     case decoded(DecodedBlob, text: Range<Int>)
     /// A file holding the blob.
     case path(String)
+    /// The blob in any form it is captured in (`CapturedBlob.read`): the string's bytes, its JSON
+    /// escapes undone.
+    case text(Data)
   }
 
   /// The `id` value's JSON text, as written; nil when the record has none.
@@ -67,18 +70,23 @@ struct BatchRecord {
           scanner.skipWhitespace()
           let valueStart = scanner.position
           let isBlob = scanner.matches(key, "blob")
+          let isText = scanner.matches(key, "text")
           if scanner.matches(key, "id") {
             guard id == nil else { throw scanner.failure("duplicate \"id\"", at: keyStart) }
             try scanner.skipValue(depth: Self.maximumDepth)
             id = scanner.compactText(from: valueStart)
-          } else if isBlob || scanner.matches(key, "path") {
+          } else if isBlob || isText || scanner.matches(key, "path") {
             guard source == nil else {
-              throw scanner.failure("a record has one \"blob\" or one \"path\"", at: keyStart)
+              throw scanner.failure(
+                "a record has one \"blob\", one \"text\" or one \"path\"", at: keyStart)
             }
             guard scanner.peek == UInt8(ascii: "\"") else {
-              throw scanner.failure("\"\(isBlob ? "blob" : "path")\" must be a string")
+              throw scanner.failure(
+                "\"\(isBlob ? "blob" : isText ? "text" : "path")\" must be a string")
             }
-            if isBlob, let (decoded, text) = scanner.canonicalBase64String() {
+            if isText {
+              source = .text(scanner.data(of: try scanner.scanString()))
+            } else if isBlob, let (decoded, text) = scanner.canonicalBase64String() {
               // The bytes stay in the decoder's block: the one pass reads them there.
               source = .decoded(decoded, text: text)
             } else if isBlob {
@@ -111,7 +119,8 @@ struct BatchRecord {
       throw Failure(column: error.offset + 1, message: error.message, id: id)
     }
     guard let source else {
-      throw Failure(column: 1, message: "a record needs a \"blob\" or a \"path\"", id: id)
+      throw Failure(
+        column: 1, message: "a record needs a \"blob\", a \"text\" or a \"path\"", id: id)
     }
     self.id = id
     self.source = source

@@ -36,6 +36,9 @@ enum ConvertCommand {
                         findings then go to standard error. A file is replaced atomically,
                         never left half written.
       --json            Print the findings as one JSON object (see docs/cli/convert.md).
+      --input-form F    How FILE holds the blob: raw (its own bytes), base64, hex or
+                        description (what NSLog prints); without it the form is
+                        told from the input (docs/captured-forms.md).
       -h, --help        Show this help.
 
     EXIT STATUS:
@@ -57,7 +60,7 @@ enum ConvertCommand {
     options: [
       .option("--to", value: .generations), .option("--format", value: .choice(["xml", "binary"])),
       .option("--info-version", value: .number), .option("--temp-dir", value: .directory),
-      .option("-o", "--output", value: .file), .flag("--json"),
+      .option("-o", "--output", value: .file), .flag("--json"), ResumeInput.inputFormOption,
     ],
     arguments: .file, run: run(_:streams:))
 
@@ -69,7 +72,7 @@ enum ConvertCommand {
     guard let name = parsed.value("--to") else { throw .usage("convert needs --to GEN") }
     let (generation, format, infoVersion) = try parsed.conversion(to: name)
     let output = try BlobOutput(parsed, command: "convert", streams: streams)
-    let (path, resume) = try parsed.readResumeData(for: "convert", streams: streams)
+    let (path, resume, captured) = try parsed.readResumeData(for: "convert", streams: streams)
     let converted: (blob: ResumeData, findings: [Finding])
     do {
       converted = try resume.converted(
@@ -79,6 +82,7 @@ enum ConvertCommand {
       throw .operation(error, file: path)
     }
     try output.finish(
-      converted.blob, findings: converted.findings, input: path, streams: streams)
+      converted.blob, findings: ResumeInput.findings(captured) + converted.findings, input: path,
+      streams: streams)
   }
 }

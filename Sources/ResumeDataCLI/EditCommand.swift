@@ -34,6 +34,9 @@ enum EditCommand {
                         findings then go to standard error. A file is replaced atomically,
                         never left half written.
       --json            Print the findings as one JSON object (see docs/cli/edit.md).
+      --input-form F    How FILE holds the blob: raw (its own bytes), base64, hex or
+                        description (what NSLog prints); without it the form is
+                        told from the input (docs/captured-forms.md).
       -h, --help        Show this help.
 
     EXIT STATUS:
@@ -55,7 +58,7 @@ enum EditCommand {
     options: [
       .option("--url", value: .url), .option("--header", value: .text, repeatable: true),
       .option("--remove-header", value: .text, repeatable: true),
-      .option("-o", "--output", value: .file), .flag("--json"),
+      .option("-o", "--output", value: .file), .flag("--json"), ResumeInput.inputFormOption,
     ],
     arguments: .file, run: run(_:streams:))
 
@@ -78,9 +81,9 @@ enum EditCommand {
       throw .usage("edit needs at least one of --url, --header or --remove-header")
     }
     let output = try BlobOutput(parsed, command: "edit", streams: streams)
-    let (path, decoded) = try parsed.readResumeData(for: "edit", streams: streams)
+    let (path, decoded, captured) = try parsed.readResumeData(for: "edit", streams: streams)
     var resume = decoded
-    var findings = [Finding]()
+    var findings = ResumeInput.findings(captured)
     do {
       for edit in edits {
         switch edit {

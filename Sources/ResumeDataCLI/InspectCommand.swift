@@ -17,7 +17,13 @@ enum InspectCommand {
     that concern only systems older than the one that wrote the blob (ios10-request-layout
     on a v4 blob) are left out unless --target names one.
 
+    The blob may be its own bytes, base64 or hex text, or a description NSLog printed
+    (of the NSData, or of the resume dictionary, recovered): an input row says how it
+    was read. A JSON document or a property list that holds blobs (an app's task list)
+    has them listed with their key paths; --at picks one.
+
     USAGE: resumedata inspect FILE|- [--json] [--temp-dir DIR] [--target T]
+                              [--input-form F] [--at KEYPATH]
 
     ARGUMENTS:
       FILE|-            The blob to read; - reads standard input.
@@ -29,6 +35,12 @@ enum InspectCommand {
       --target T        Judge the blob for this system: each finding ends with what it
                         would make that system do with the blob as it is, and a target
                         line sums it up (see `resumedata repair --help` for the names).
+      --input-form F    How FILE holds the blob: raw (its own bytes), base64, hex or
+                        description (what NSLog prints); without it the form is
+                        told from the input (docs/captured-forms.md).
+      --at KEYPATH      In a JSON document or a property list that holds blobs, the
+                        one to inspect (tasks[2].resumeData, $.data); a lone blob
+                        there is inspected without it.
       -h, --help        Show this help.
 
     EXIT STATUS:
@@ -40,6 +52,8 @@ enum InspectCommand {
       resumedata inspect Fixtures/resume/keyed-v5-response.archive --json
       resumedata inspect Fixtures/resume/v4-byte-range.xml.plist --target ios11.0-11.2
       resumedata inspect - < Fixtures/resume/v2.binary.plist
+      resumedata inspect Fixtures/captured/v2.base64.txt
+      resumedata inspect Fixtures/containers/tiercel-tasks.plist --at '[1].resumeData'
 
     """
 
@@ -49,7 +63,8 @@ enum InspectCommand {
     help: help,
     options: [
       .flag("--json"), .option("--temp-dir", value: .directory),
-      .option("--target", value: .targets),
+      .option("--target", value: .targets), ResumeInput.inputFormOption,
+      .option("--at", value: .text),
     ],
     arguments: .file, run: run(_:streams:))
 
@@ -60,22 +75,32 @@ enum InspectCommand {
     let target = try parsed.value("--target").map { (name) throws(CommandError) in
       try ResumeInput.target(name)
     }
-    let (_, resume) = try parsed.readResumeData(for: "inspect", streams: streams)
     let directory = try parsed.existingTemporaryDirectory()
-    let judged = target.map { resume.judgements(for: $0, temporaryDirectory: directory) }
+    guard let read = try InspectedInput.read(parsed, streams: streams) else { return }
+    let resume = read.resume
+    // What recovering a description chose comes first: it says where the rest comes from, and
+    // changes nothing on any system.
+    let judged = target.map {
+      read.captured.findings.map { Judgement($0, .unaffected) }
+        + resume.judgements(for: $0, temporaryDirectory: directory)
+    }
     let findings =
-      judged?.map(\.finding) ?? resume.findings(temporaryDirectory: directory)
+      judged?.map(\.finding)
+      ?? read.captured.findings + resume.findings(temporaryDirectory: directory)
     streams.print(
       parsed.has("--json")
-        ? json(resume, findings, target: target, judged: judged)
-        : text(resume, findings, target: target, judged: judged, style: streams.outputStyle))
+        ? json(resume, findings, target: target, judged: judged, input: read)
+        : text(
+          resume, findings, target: target, judged: judged, input: read,
+          style: streams.outputStyle))
   }
 
   /// The text report; `style` colours the findings' severities. With a target, `judged` holds
   /// the findings' outcomes there.
   static func text(
     _ resume: ResumeData, _ findings: [Finding], target: RepairTarget? = nil,
-    judged: [Judgement]? = nil, style: TextStyle = TextStyle(enabled: false)
+    judged: [Judgement]? = nil, input: InspectedInput? = nil,
+    style: TextStyle = TextStyle(enabled: false)
   ) -> String {
     var lines = [String]()
     // Values come from the blob: each is kept to its line, with nothing a terminal would act on.
@@ -83,6 +108,7 @@ enum InspectCommand {
       lines.append(
         label.padding(toLength: 14, withPad: " ", startingAt: 0) + CommandError.oneLine(value))
     }
+    if let input, let described = input.described { row("input", described) }
     row(
       "generation",
       resume.generation.rawValue + (resume.infoVersion.map { " (info version \($0))" } ?? ""))
@@ -132,7 +158,7 @@ enum InspectCommand {
   /// The JSON report; with a target, `judged` holds the findings' outcomes there.
   static func json(
     _ resume: ResumeData, _ findings: [Finding], target: RepairTarget? = nil,
-    judged: [Judgement]? = nil
+    judged: [Judgement]? = nil, input: InspectedInput? = nil
   ) -> String {
     func request(_ request: URLRequestArchive?) -> String {
       guard let request else { return "null" }
@@ -147,6 +173,12 @@ enum InspectCommand {
     var object = JSONObject.document()
     object.add("generation", string: resume.generation.rawValue)
     object.add("container", string: resume.container.rawValue)
+    var inputObject = JSONObject()
+    inputObject.add("form", string: input?.captured.form.rawValue ?? "raw")
+    inputObject.add("detail", string: input?.captured.detail ?? "the blob's own bytes")
+    inputObject.add("in", string: input?.containerFormat?.rawValue)
+    inputObject.add("keyPath", string: input?.keyPath?.description)
+    object.add("input", inputObject.rendered(level: 1))
     object.add("infoVersion", resume.infoVersion.map(String.init) ?? "null")
     object.add("downloadURL", string: resume.downloadURL)
     object.add("bytesReceived", resume.bytesReceived.map { String($0) } ?? "null")

@@ -57,6 +57,9 @@ enum RepairCommand {
                         and remove the map. Without it such a blob is left as it is,
                         with a warning.
       --json            Print the findings as one JSON object (see docs/cli/repair.md).
+      --input-form F    How FILE holds the blob: raw (its own bytes), base64, hex or
+                        description (what NSLog prints); without it the form is
+                        told from the input (docs/captured-forms.md).
       -h, --help        Show this help.
 
     EXIT STATUS:
@@ -81,7 +84,7 @@ enum RepairCommand {
     options: [
       .option("--target", value: .targets), .option("-o", "--output", value: .file),
       .option("--temp-dir", value: .directory), .flag("--json"), .flag("--in-place"),
-      .flag("--backup"), .flag("--truncate-partial-file"),
+      .flag("--backup"), .flag("--truncate-partial-file"), ResumeInput.inputFormOption,
     ],
     arguments: .file, run: run(_:streams:))
 
@@ -101,7 +104,7 @@ enum RepairCommand {
     if parsed.has("--in-place") { return try InPlaceRepair(parsed, target: target).run(streams) }
     if parsed.has("--backup") { throw .usage("--backup goes with --in-place") }
     let output = try BlobOutput(parsed, command: "repair", streams: streams)
-    let (path, resume) = try parsed.readResumeData(for: "repair", streams: streams)
+    let (path, resume, captured) = try parsed.readResumeData(for: "repair", streams: streams)
     let result: RepairResult
     do {
       result = try resume.repaired(
@@ -111,7 +114,7 @@ enum RepairCommand {
       throw .operation(error, file: path)
     }
     try output.finish(
-      result.blob, findings: result.findings, input: path,
+      result.blob, findings: ResumeInput.findings(captured) + result.findings, input: path,
       refusal: "the blob cannot be resumed on \(target.rawValue); nothing was written",
       streams: streams)
     return .success
@@ -165,6 +168,7 @@ private struct InPlaceRepair {
   let json: Bool
   let temporaryDirectory: URL?
   let truncatingPartialFile: Bool
+  let inputForm: CapturedForm?
 
   init(_ parsed: Arguments, target: RepairTarget) throws(CommandError) {
     guard parsed.output == nil else { throw .usage("give -o OUT or --in-place, not both") }
@@ -180,6 +184,7 @@ private struct InPlaceRepair {
     json = parsed.has("--json")
     temporaryDirectory = parsed.temporaryDirectory
     truncatingPartialFile = parsed.has("--truncate-partial-file")
+    inputForm = try ResumeInput.form(parsed)
   }
 
   func run(_ streams: Streams) -> ExitCode {
@@ -228,7 +233,17 @@ private struct InPlaceRepair {
     do throws(CommandError) {
       // Only a regular file can be replaced; a FIFO would be read, then left unrepaired.
       input = try Files.read(path, limit: Files.maximumInputSize, regularFileOnly: true)
-      resume = try ResumeInput.decode(input, file: path)
+      let captured: CapturedBlob
+      (resume, captured) = try ResumeInput.decode(input, file: path, form: inputForm)
+      // Written back as the blob's own bytes, a file of text would change form under the app
+      // that keeps it: left alone, for -o to write it somewhere else.
+      guard captured.form == .raw else {
+        return Report(
+          file: path, status: .failed,
+          reason:
+            "read as \(captured.detail): --in-place writes only blobs kept as their own bytes back; repair it with -o OUT"
+        )
+      }
     } catch {
       let location = error.location == .none ? "" : "\(error.location): "
       return Report(

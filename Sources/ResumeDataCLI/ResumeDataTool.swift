@@ -8,7 +8,8 @@ public enum ResumeDataTool {
   /// Every subcommand, in the order the tool's help lists them: the one table that dispatch, the
   /// parser, help, suggestions and shell completions read. A new subcommand is one entry here.
   static let commands: [CommandSpec] = [
-    InspectCommand.spec, ValidateCommand.spec, RepairCommand.spec, ConvertCommand.spec,
+    InspectCommand.spec, ValidateCommand.spec, FindCommand.spec, RepairCommand.spec,
+    ConvertCommand.spec,
     EditCommand.spec, BatchCommand.spec, PlistCommand.spec, ArchiveCommand.spec,
     DownloadCommand.downloadSpec,
     DownloadCommand.resumeSpec, DownloadsCommand.spec, ProbeCommand.spec, MakeCommand.spec,

@@ -5,12 +5,64 @@ import ResumeDataBatch
 
 /// Reading a resume blob, and the options every resume-data command shares.
 enum ResumeInput {
+  /// `--input-form`, which every command that reads a blob takes.
+  static let inputFormOption = OptionSpec.option(
+    "--input-form", value: .choice(CapturedForm.allCases.map(\.rawValue)))
+
+  /// The form `--input-form` names, nil (tell it from the input) without it.
+  static func form(_ parsed: Arguments) throws(CommandError) -> CapturedForm? {
+    try parsed.value("--input-form").map { (name) throws(CommandError) in
+      guard let form = CapturedForm(rawValue: name) else {
+        throw .usage(
+          "--input-form must be one of "
+            + CapturedForm.allCases.map(\.rawValue).joined(separator: ", ") + ", not '\(name)'")
+      }
+      return form
+    }
+  }
+
+  /// What a command that writes a blob reports of how it read it: nothing for the blob's own
+  /// bytes, `recovered-from-description` for a description of the resume dictionary, else an
+  /// `input-form` finding naming the text it was read from.
+  static func findings(_ captured: CapturedBlob) -> [Finding] {
+    if captured.form == .raw { return [] }
+    if !captured.findings.isEmpty { return captured.findings }
+    return [
+      Finding(
+        "input-form", .info,
+        "read as \(captured.detail); the blob written is its own bytes")
+    ]
+  }
+
   /// Decodes a blob read from `path`, a malformed one as an error located in that file.
   static func decode(_ input: Data, file path: String) throws(CommandError) -> ResumeData {
+    try decode(input, file: path, form: .raw).resume
+  }
+
+  /// Reads a blob from `path`'s bytes in any captured form (`form`, or the one the input shows),
+  /// then decodes it. A blob read from text that does not decode says so: its error's location is
+  /// in the decoded bytes, not in the file.
+  static func decode(_ input: Data, file path: String, form: CapturedForm?) throws(CommandError)
+    -> (resume: ResumeData, captured: CapturedBlob)
+  {
+    let captured: CapturedBlob
     do {
-      return try ResumeData(decoding: input)
+      captured = try CapturedBlob.read(input, as: form)
     } catch {
       throw .operation(error, file: path)
+    }
+    do {
+      return (try ResumeData(decoding: captured.bytes), captured)
+    } catch {
+      var failure = CommandError.operation(error, file: path)
+      if captured.form != .raw {
+        let location = failure.location == .none ? "" : "\(failure.location): "
+        failure.message =
+          "read as \(captured.detail), the blob does not read: " + location
+          + failure.message
+        failure.location = .none
+      }
+      throw failure
     }
   }
 
@@ -26,12 +78,15 @@ enum ResumeInput {
 }
 
 extension Arguments {
-  /// The one FILE (or `-`) argument of `command`, read and decoded as a resume blob.
+  /// The one FILE (or `-`) argument of `command`, read and decoded as a resume blob in the
+  /// form `--input-form` names, or the one it shows.
   func readResumeData(for command: String, streams: Streams) throws(CommandError) -> (
-    path: String, resume: ResumeData
+    path: String, resume: ResumeData, captured: CapturedBlob
   ) {
     let (path, input) = try readSingleFile(for: command, streams: streams)
-    return (path, try ResumeInput.decode(input, file: path))
+    let (resume, captured) = try ResumeInput.decode(
+      input, file: path, form: try ResumeInput.form(self))
+    return (path, resume, captured)
   }
 
   /// What `--to GEN`, `--format` and `--info-version` ask a conversion for (`convert`, `batch`).

@@ -48,6 +48,9 @@ enum ValidateCommand {
                         anything that changes what that system does): not clean, exit 1.
       --json            Print one JSON object, {"schemaVersion": 1, "target", "strict",
                         "files": [...]} (see docs/cli/validate.md), instead of the lines.
+      --input-form F    How FILE holds the blob: raw (its own bytes), base64, hex or
+                        description (what NSLog prints); without it the form is
+                        told from the input (docs/captured-forms.md).
       -h, --help        Show this help.
 
     EXIT STATUS:
@@ -69,7 +72,7 @@ enum ValidateCommand {
     help: help,
     options: [
       .option("--target", value: .targets), .option("--temp-dir", value: .directory),
-      .flag("--strict"), .flag("--json"),
+      .flag("--strict"), .flag("--json"), ResumeInput.inputFormOption,
     ],
     arguments: .file, run: run(_:streams:))
 
@@ -106,6 +109,8 @@ enum ValidateCommand {
     var file: String
     var status: Status
     var generation: String?
+    /// How the blob was read, when not from its own bytes ("base64 text").
+    var form: CapturedBlob?
     /// Why it is not ok: `CODE: message` of the first error finding, or the read error.
     var reason: String?
     var findings: [Finding] = []
@@ -148,7 +153,10 @@ enum ValidateCommand {
       let reason = CommandError.oneLine(reason ?? "")
       var line: String
       switch status {
-      case .ok: line = "\(file): \(style.paint("ok", .green)) (\(generation ?? "-"))"
+      case .ok:
+        let read = form.map { $0.form == .raw ? "" : "; " + $0.detail } ?? ""
+        line =
+          "\(file): \(style.paint("ok", .green)) (\(generation ?? "-")\(CommandError.oneLine(read)))"
       case .notClean: line = "\(file): \(style.paint("not clean", .yellow)): \(reason)"
       case .notResumable: line = "\(file): \(style.paint("not resumable", .red)): \(reason)"
       case .malformed, .unreadable:
@@ -198,11 +206,13 @@ enum ValidateCommand {
     }
     let strict = parsed.has("--strict")
     let directory = try parsed.existingTemporaryDirectory()
+    let form = try ResumeInput.form(parsed)
     let expansion = DirectoryWalk.expand(parsed.positionals)
     let reports =
       expansion.unreadable.map { Report(file: $0.path, status: .unreadable, reason: $0.reason) }
       + expansion.files.map {
-        validate($0, target: target, strict: strict, directory: directory, streams: streams)
+        validate(
+          $0, target: target, strict: strict, directory: directory, form: form, streams: streams)
       }
     // not-clean is counted only where it can happen, so that the summary without --strict reads
     // as it always has.
@@ -232,11 +242,14 @@ enum ValidateCommand {
   }
 
   private static func validate(
-    _ path: String, target: RepairTarget?, strict: Bool, directory: URL?, streams: Streams
+    _ path: String, target: RepairTarget?, strict: Bool, directory: URL?, form: CapturedForm?,
+    streams: Streams
   ) -> Report {
     let resume: ResumeData
+    let captured: CapturedBlob
     do throws(CommandError) {
-      resume = try ResumeInput.decode(try Files.read(path, streams: streams), file: path)
+      (resume, captured) = try ResumeInput.decode(
+        try Files.read(path, streams: streams), file: path, form: form)
     } catch {
       let location = error.location == .none ? "" : "\(error.location): "
       return Report(
@@ -244,7 +257,7 @@ enum ValidateCommand {
         reason: location + error.message)
     }
     var report = Report(
-      file: path, status: .ok, generation: resume.generation.rawValue,
+      file: path, status: .ok, generation: resume.generation.rawValue, form: captured,
       findings: resume.findings(temporaryDirectory: directory, for: target))
     if let target {
       report.judgements = report.findings.map {
@@ -283,6 +296,7 @@ enum ValidateCommand {
     object.add("file", string: report.file)
     object.add("status", string: report.status.name)
     object.add("generation", string: report.generation)
+    object.add("inputForm", string: report.form?.form.rawValue)
     object.add("reason", string: report.reason)
     object.add("outcome", string: report.outcome?.rawValue)
     object.add(

@@ -7,6 +7,8 @@ import Testing
 enum PeerExpectation: Sendable, CustomStringConvertible {
   /// Reads successfully.
   case accept
+  /// Reads successfully as OpenStep text, and the OpenStep writer's text of it reads back equal.
+  case acceptOpenStep
   /// Reads successfully and writing it again in its own format reproduces its bytes (Apple-made files;
   /// binary ones through the object table, since NSKeyedArchiver's sharing is not CoreFoundation's).
   case acceptByteExact
@@ -20,6 +22,7 @@ enum PeerExpectation: Sendable, CustomStringConvertible {
   var description: String {
     switch self {
     case .accept: return "accept"
+    case .acceptOpenStep: return "accept as OpenStep"
     case .acceptByteExact: return "accept, byte-exact"
     case .equals(let other): return "equals \(other)"
     case .reject(let code): return "reject \(code)"
@@ -70,10 +73,10 @@ let peerCases: [PeerCase] =
     PeerCase(path: libplist + "j1.json", expectation: .reject(.unsupportedFormat)),
     PeerCase(path: libplist + "j2.json", expectation: .reject(.unsupportedFormat)),
     PeerCase(path: libplist + "int64_min_max.json", expectation: .reject(.unsupportedFormat)),
-    PeerCase(path: libplist + "o1.ostep", expectation: .reject(.unsupportedFormat)),
-    PeerCase(path: libplist + "o2.ostep", expectation: .reject(.unsupportedFormat)),
-    PeerCase(path: libplist + "o3.ostep", expectation: .reject(.unsupportedFormat)),
-    PeerCase(path: libplist + "test.strings", expectation: .reject(.unsupportedFormat)),
+    PeerCase(path: libplist + "o1.ostep", expectation: .acceptOpenStep),
+    PeerCase(path: libplist + "o2.ostep", expectation: .acceptOpenStep),
+    PeerCase(path: libplist + "o3.ostep", expectation: .acceptOpenStep),
+    PeerCase(path: libplist + "test.strings", expectation: .acceptOpenStep),
     PeerCase(path: rust + "binary.plist", expectation: .accept),
     PeerCase(path: rust + "xml.plist", expectation: .accept),
     PeerCase(path: rust + "book.plist", expectation: .accept),
@@ -85,9 +88,9 @@ let peerCases: [PeerCase] =
     PeerCase(path: rust + "utf16_bplist.plist", expectation: .accept),
     PeerCase(path: rust + "xml_error.plist", expectation: .reject(.malformed)),
     PeerCase(path: rust + "xml_entity_error.plist", expectation: .reject(.malformed)),
-    PeerCase(path: rust + "ascii-animals.plist", expectation: .reject(.unsupportedFormat)),
-    PeerCase(path: rust + "ascii-sample.plist", expectation: .reject(.unsupportedFormat)),
-    PeerCase(path: rust + "netnewswire.pbxproj", expectation: .reject(.unsupportedFormat)),
+    PeerCase(path: rust + "ascii-animals.plist", expectation: .acceptOpenStep),
+    PeerCase(path: rust + "ascii-sample.plist", expectation: .acceptOpenStep),
+    PeerCase(path: rust + "netnewswire.pbxproj", expectation: .acceptOpenStep),
     PeerCase(path: corelibs + "NSKeyedUnarchiver-ComplexTest.plist", expectation: .acceptByteExact),
     PeerCase(path: corelibs + "Info.plist", expectation: .accept),
     PeerCase(path: corelibs + "Test.plist", expectation: .accept),
@@ -100,7 +103,7 @@ let peerCases: [PeerCase] =
     PeerCase(path: essentials + "Test_82142612.bad", expectation: .reject(.malformed)),
     PeerCase(
       path: essentials + "test_oldStylePlist_getSlashedChars_octal.plist",
-      expectation: .reject(.unsupportedFormat)),
+      expectation: .equals(essentials + "test_oldStylePlist_getSlashedChars_octal_expected.plist")),
     PeerCase(
       path: essentials + "test_oldStylePlist_getSlashedChars_octal_expected.plist",
       expectation: .accept),
@@ -154,6 +157,12 @@ struct PeerSuiteTests {
     switch peer.expectation {
     case .accept:
       _ = try PropertyListValue.decode(bytes)
+    case .acceptOpenStep:
+      let (value, format) = try PropertyListValue.decodeAnyFormat(bytes)
+      #expect(format == .openStep)
+      let written = OpenStepPropertyListWriter().write(value)
+      #expect(try PropertyListValue.decodeAnyFormat(written).value == value)
+      #expect(try OpenStepPropertyListReader().read(written) == value)
     case .acceptByteExact:
       let (value, format) = try PropertyListValue.decode(bytes)
       if format == .binary {
@@ -165,19 +174,25 @@ struct PeerSuiteTests {
       }
     case .equals(let other):
       let otherBytes = try Data(contentsOf: peerSuites.appendingPathComponent(other))
-      let value = try PropertyListValue.decode(bytes).value
+      let value = try PropertyListValue.decodeAnyFormat(bytes).value
       #expect(value == (try PropertyListValue.decode(otherBytes).value))
     case .reject(let code):
       #expect {
-        _ = try PropertyListValue.decode(bytes)
+        _ = try PropertyListValue.decodeAnyFormat(bytes)
       } throws: { error in
         (error as? PropertyListError)?.code == code
       }
     case .survive:
       do {
-        let (value, format) = try PropertyListValue.decode(bytes)
+        let (value, format) = try PropertyListValue.decodeAnyFormat(bytes)
         // Whatever is accepted must survive a round trip through its own format.
-        #expect(try PropertyListValue.decode(try value.encoded(as: format)).value == value)
+        let written =
+          switch format {
+          case .xml: try value.encoded(as: .xml)
+          case .binary: try value.encoded(as: .binary)
+          case .openStep: OpenStepPropertyListWriter().write(value)
+          }
+        #expect(try PropertyListValue.decodeAnyFormat(written).value == value)
       } catch is PropertyListError {
         // Refusing is fine; crashing or throwing anything else is not.
       }
@@ -187,9 +202,12 @@ struct PeerSuiteTests {
   @Test("Every accepted peer file converts to the other format and back to an equal value")
   func crossFormat() throws {
     for peer in peerCases {
-      guard case .accept = peer.expectation else { continue }
+      switch peer.expectation {
+      case .accept, .acceptOpenStep: break
+      default: continue
+      }
       let bytes = try Data(contentsOf: peerSuites.appendingPathComponent(peer.path))
-      let (value, format) = try PropertyListValue.decode(bytes)
+      let (value, format) = try PropertyListValue.decodeAnyFormat(bytes)
       let other: PropertyListFormat = format == .xml ? .binary : .xml
       guard let converted = try? value.encoded(as: other) else { continue }
       do {

@@ -90,7 +90,7 @@ struct InProcessPipelineTests {
         "{\"id\":[1, 2]}",
         failedLine(
           3, id: "[1,2]", kind: "invalid-record", location: "\"column 1\"",
-          "a record needs a \\\"blob\\\" or a \\\"path\\\"")
+          "a record needs a \\\"blob\\\", a \\\"text\\\" or a \\\"path\\\"")
       ),
       (
         "{\"id\":\"x\",\"blob\":\"AAAA\"}",
@@ -191,7 +191,7 @@ struct InProcessPipelineTests {
     }
     // The two lines ended by a line break are answered; the third, whose end the failed read
     // would have shown, is not a line yet.
-    let message = "a record needs a \\\"blob\\\" or a \\\"path\\\""
+    let message = "a record needs a \\\"blob\\\", a \\\"text\\\" or a \\\"path\\\""
     #expect(
       String(decoding: written, as: UTF8.self)
         == (1...2).map {

@@ -48,17 +48,21 @@ struct BatchCommandTests {
     ),
     (
       "{}",
-      invalidRecordLine(1, location: "column 1", "a record needs a \\\"blob\\\" or a \\\"path\\\"")
+      invalidRecordLine(
+        1, location: "column 1",
+        "a record needs a \\\"blob\\\", a \\\"text\\\" or a \\\"path\\\"")
     ),
     (
       "{\"id\":7}",
       invalidRecordLine(
-        1, id: "7", location: "column 1", "a record needs a \\\"blob\\\" or a \\\"path\\\"")
+        1, id: "7", location: "column 1",
+        "a record needs a \\\"blob\\\", a \\\"text\\\" or a \\\"path\\\"")
     ),
     (
       "{\"id\":7,\"blob\":\"AAAA\",\"path\":\"x\"}",
       invalidRecordLine(
-        1, id: "7", location: "column 23", "a record has one \\\"blob\\\" or one \\\"path\\\"")
+        1, id: "7", location: "column 23",
+        "a record has one \\\"blob\\\", one \\\"text\\\" or one \\\"path\\\"")
     ),
     (
       "{\"id\":1,\"id\":2,\"blob\":\"\"}",
@@ -628,7 +632,7 @@ struct BatchPipelineTests {
     let tail =
       ",\"ok\":false,\"generation\":null,\"container\":null,\"resumable\":null,"
       + "\"findings\":[],\"output\":null,\"error\":{\"kind\":\"invalid-record\",\"file\":null,"
-      + "\"location\":\"column 1\",\"message\":\"a record needs a \\\"blob\\\" or a \\\"path\\\"\"}}"
+      + "\"location\":\"column 1\",\"message\":\"a record needs a \\\"blob\\\", a \\\"text\\\" or a \\\"path\\\"\"}}"
     var lines = 0
     var exact = 0
     for line in output.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)

@@ -118,7 +118,7 @@ struct PlistCommandTests {
       ),
       (
         ["plist", "x", "--to", "yaml"], .usage,
-        "Error: --to must be xml, binary or json, not 'yaml'\nRun 'resumedata plist --help' for usage.\n"
+        "Error: --to must be xml, binary, json or openstep, not 'yaml'\nRun 'resumedata plist --help' for usage.\n"
       ),
       (
         ["plist", "x", "--bogus"], .usage,
@@ -136,7 +136,7 @@ struct PlistCommandTests {
     #expect(captured.standardOutput.isEmpty)
   }
 
-  @Test("JSON and OpenStep input are refused by name")
+  @Test("JSON input is refused by name; OpenStep text is read, and written")
   func otherFormats() {
     let json = run(["plist", "-"], input: Data("{\"a\": 1}".utf8))
     #expect(json.0 == .malformedInput)
@@ -144,8 +144,29 @@ struct PlistCommandTests {
       json.1.standardError
         == "Error: -:@0: input looks like JSON, which is not a property-list format this tool reads\n"
     )
-    let openStep = run(["plist", "-"], input: Data("{ a = 1; }".utf8))
-    #expect(openStep.1.standardError.contains("OpenStep"))
+    let openStep = run(["plist", "-", "--json"], input: Data("{ a = 1; b = <01ff>; }".utf8))
+    #expect(openStep.0 == .success)
+    #expect(
+      text(openStep.1.standardOutput) == """
+        {
+          "schemaVersion": 1,
+          "format": "openstep",
+          "value": {"dict": {
+            "a": {"string": "1"},
+            "b": {"data": "Af8="}
+          }}
+        }
+
+        """)
+    let broken = run(["plist", "-"], input: Data("{ a = 1;\n b = (; }".utf8))
+    #expect(broken.0 == .malformedInput)
+    #expect(
+      broken.1.standardError
+        == "Error: -:2:7: expected ',' or ')' in an array, not ';'\n")
+    let written = run(
+      ["plist", fixturePath("resume-shaped.xml.plist"), "--to", "openstep"])
+    #expect(written.0 == .success)
+    #expect(text(written.1.standardOutput).hasPrefix("{\n    NSURLSessionDownloadURL = "))
   }
 
   @Test("Help and version go to standard output and exit 0")
