@@ -107,8 +107,9 @@ struct KillTests {
     let server = try TestHTTPServer()
     defer { server.stop() }
     server.serve(path: "/file", body: segmentedBody, etag: "\"k1\"")
-    // About 200 KB/s a connection: the map is persisted every second, five times before the end.
-    server.setFaults(path: "/file", [.trickle(bytesPerChunk: 4_000, interval: .milliseconds(20))])
+    // About 100 KB/s a connection: the map is persisted every second, about ten times before the
+    // end, so that a machine busy with other work still sees the run before it ends.
+    server.setFaults(path: "/file", [.trickle(bytesPerChunk: 4_000, interval: .milliseconds(40))])
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "resumedata-kill-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
