@@ -5,10 +5,6 @@ import PortableFoundation
 import PropertyList
 import ResumeData
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// How a download ended.
 public enum DownloadResult: Sendable, Hashable {
   /// The file is complete at its destination; its digest in lowercase hex (when computed).
@@ -19,7 +15,8 @@ public enum DownloadResult: Sendable, Hashable {
   case failed(DownloadError, resumeData: Data?)
 }
 
-/// One resumable download over Foundation's URLSession that speaks Apple's resume data.
+/// One resumable download that speaks Apple's resume data, over libcurl (Linux) or URLSession
+/// (`DownloadConfiguration.engine`).
 ///
 /// The partial file is appended to only when the server's 206 continues it exactly (Content-Range
 /// starting at its length, the same total, no content encoding); a 200 replaces it (reported as a
@@ -82,6 +79,7 @@ public actor Download {
     guard ResumePlan.isHTTP(request.url) else {
       throw DownloadError(.unsupportedURL, "\(request.url) is not an http or https URL")
     }
+    try Self.checkEngine(configuration)
     try Self.checkHeaders(of: request, "the request")
     let name = "CFNetworkDownload_\(Self.randomSuffix()).tmp"
     self.init(
@@ -107,6 +105,7 @@ public actor Download {
     let plan = try ResumePlan(
       resumeData: blob, temporaryDirectory: configuration.temporaryDirectory,
       allowedDirectories: configuration.allowedDirectories)
+    try Self.checkEngine(configuration)
     try Self.checkHeaders(of: plan.request, "the blob's current request")
     try Self.checkHeaders(of: plan.originalRequest, "the blob's original request")
     self.init(
@@ -130,6 +129,24 @@ public actor Download {
     partialURL = partial
     self.destination = destination
     self.configuration = configuration
+  }
+
+  /// Refuses an engine this build lacks, and a certificate authority the engine cannot take or
+  /// the file does not hold, before anything is opened.
+  private static func checkEngine(_ configuration: DownloadConfiguration) throws(DownloadError) {
+    let engine = configuration.engine
+    guard DownloadEngine.isAvailable(engine) else {
+      throw DownloadError(
+        .unsupportedEngine, "the \(engine.rawValue) engine is not built in on this platform")
+    }
+    guard let authority = configuration.certificateAuthority else { return }
+    guard DownloadEngine.trustsOwnAuthority(engine) else {
+      throw DownloadError(
+        .unsupportedEngine,
+        "URLSession on this platform (FoundationNetworking) cannot trust a certificate authority "
+          + "of one's own; use the curl engine")
+    }
+    try CertificateAuthority.check(authority)
   }
 
   /// Refuses a request whose header fields cannot be sent as they are: libcurl, under Foundation
@@ -269,8 +286,7 @@ public actor Download {
       let transfer = Transfer(
         file: file,
         expectation: .init(offset: offset, sentRange: offset > 0, knownTotal: total),
-        rangeHeaders: rangeHeaders, maximumQueuedChunks: configuration.maximumQueuedChunks,
-        emit: { [eventSink] in eventSink.yield($0) },
+        rangeHeaders: rangeHeaders, emit: { [eventSink] in eventSink.yield($0) },
         accept: { [record = record, file] learned in
           // On the delegate queue, which waits for it: no hop to this actor (the executor it
           // would need may be the very thread that waits).
@@ -280,13 +296,14 @@ public actor Download {
             _ = try? record.persist(file.length, flush: file.synchronize)
           }
         })
+      guard let transport = makeTransport(connections: 1) else { return await unavailable() }
       self.transfer = transfer
       let watchdog = Task { await self.watch(transfer) }
-      let outcome = await transfer.run(
-        request(rangeHeaders), configuration: sessionConfiguration())
+      let outcome = await transfer.run(request(rangeHeaders), over: transport)
       watchdog.cancel()
+      transport.close()
       self.transfer = nil
-      largestBacklog = max(largestBacklog, transfer.peakBacklog)
+      largestBacklog = max(largestBacklog, transport.peakBacklog)
       learn(transfer.learned)
       switch outcome {
       case .complete, .alreadyComplete:
@@ -391,13 +408,18 @@ public actor Download {
       }
       map = nil
       self.book = book
-      let fetcher = makeFetcher(book: book, file: file, probe: probe, validator: validator)
+      guard let transport = makeTransport(connections: connections) else {
+        return .ended(await unavailable())
+      }
+      let fetcher = makeFetcher(
+        book: book, file: file, probe: probe, validator: validator, transport: transport)
       self.fetcher = fetcher
       if stopRequested { book.stop(.paused) }
       let watchdog = Task { await self.watchSegments(fetcher, book) }
       let ends = await runWorkers(book: book, fetcher: fetcher, probe: probe)
       watchdog.cancel()
       fetcher.close()
+      largestBacklog = max(largestBacklog, fetcher.peakBacklog)
       self.fetcher = nil
       learnSegments()
       if let total = book.identity?.total, book.isComplete {
@@ -433,16 +455,15 @@ public actor Download {
   /// the schedule and persists the map before the file grows past its prefix, so that resume data
   /// describes the file at every instant.
   private func makeFetcher(
-    book: SegmentBook, file: SegmentFile, probe: Int64?, validator: String?
+    book: SegmentBook, file: SegmentFile, probe: Int64?, validator: String?,
+    transport: any HTTPTransport
   ) -> SegmentFetcher {
     let count = connections
     let minimumSize = configuration.minimumSegmentSize
     return SegmentFetcher(
       book: book, file: file, request: request([]),
-      probeValidator: (probe ?? 0) > 0 ? validator : nil, connections: count,
-      // The session's chunks share one delegate queue; the bound stays that of one transfer.
-      maximumQueuedChunks: configuration.maximumQueuedChunks,
-      configuration: sessionConfiguration(), emit: { [eventSink] in eventSink.yield($0) },
+      probeValidator: (probe ?? 0) > 0 ? validator : nil, transport: transport,
+      emit: { [eventSink] in eventSink.yield($0) },
       onProbe: { [record, eventSink] answer in
         let prefix = probe ?? 0
         var schedule = SegmentSchedule(
@@ -680,27 +701,35 @@ public actor Download {
           bytes: bytes, expected: total, bytesPerSecond: speed, secondsRemaining: remaining)))
   }
 
-  private func request(_ rangeHeaders: [(String, String)]) -> URLRequest {
+  private func request(_ rangeHeaders: [(String, String)]) -> TransportRequest {
     // The URL was checked to parse when the download was made, and redirects only hand out URLs.
-    var request = URLRequest(url: URL(string: record.current.url)!)
-    request.httpMethod = "GET"
-    request.timeoutInterval = record.current.timeoutInterval
+    var request = TransportRequest(url: URL(string: record.current.url)!, headers: [])
     let replaced: Set<String> = ["range", "if-range", "accept-encoding"]
     for header in record.current.headerFields where !replaced.contains(header.name.lowercased()) {
-      request.addValue(header.value, forHTTPHeaderField: header.name)
+      request.headers.append((header.name, header.value))
     }
-    for (name, value) in rangeHeaders { request.setValue(value, forHTTPHeaderField: name) }
+    for (name, value) in rangeHeaders { request.setHeader(name, value) }
     // A compressing server drops Range support for encoded responses: ask for the bytes as stored.
-    request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+    request.setHeader("Accept-Encoding", "identity")
     return request
   }
 
-  private func sessionConfiguration() -> URLSessionConfiguration {
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-    configuration.urlCache = nil
-    configuration.timeoutIntervalForRequest = record.current.timeoutInterval
-    return configuration
+  /// A transport of the configured engine for one run of exchanges (the connections of a
+  /// segmented run share it); nil when this build lacks the engine.
+  private func makeTransport(connections: Int) -> (any HTTPTransport)? {
+    configuration.engine.makeTransport(
+      TransportSettings(
+        connections: connections, maximumQueuedChunks: configuration.maximumQueuedChunks,
+        certificateAuthority: configuration.certificateAuthority,
+        timeout: record.current.timeoutInterval))
+  }
+
+  /// The failure of a download whose engine this build lacks.
+  private func unavailable() async -> DownloadResult {
+    await failed(
+      DownloadError(
+        .unsupportedEngine,
+        "the \(configuration.engine.rawValue) engine is not built in on this platform"))
   }
 }
 

@@ -59,6 +59,15 @@ public struct DownloadConfiguration: Sendable {
   public var resumeDataGeneration: ResumeDataGeneration = .keyed
   /// Header fields added to a request made from a URL (a blob's own headers are kept as they are).
   public var headers: [(name: String, value: String)] = []
+  /// The HTTP engine: libcurl's multi interface on Linux, URLSession on Apple platforms
+  /// (`DownloadEngine.platformDefault`); URLSession can be chosen on Linux too. The rest of the
+  /// download behaves the same over either.
+  public var engine: DownloadEngine = .platformDefault
+  /// A PEM file of certificate authorities to trust for https, in place of the system's (as
+  /// curl's `--cacert`): the curl engine, and URLSession on Apple platforms (a server-trust
+  /// challenge evaluated against them). FoundationNetworking on Linux cannot: a download with
+  /// this set over URLSession there fails at once with `unsupported-engine`.
+  public var certificateAuthority: URL?
 
   /// A configuration keeping partial files in `temporaryDirectory`.
   public init(temporaryDirectory: URL) {

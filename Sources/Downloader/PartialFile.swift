@@ -89,23 +89,21 @@ final class PartialFile: @unchecked Sendable {
   /// Appends bytes.
   ///
   /// - Throws: the error of an earlier write, if one failed.
-  func append(_ data: Data) throws(DownloadError) {
+  func append(_ bytes: UnsafeRawBufferPointer) throws(DownloadError) {
     lock.lock()
     defer { lock.unlock() }
     if let failure = poolLock.withLock({ failure }) { throw failure }
-    data.withUnsafeBytes { bytes in
-      var offset = 0
-      while offset < bytes.count {
-        let target = block ?? takeBlock()
-        let count = min(bytes.count - offset, target.count - filled)
-        (target.baseAddress! + filled).copyMemory(
-          from: bytes.baseAddress! + offset, byteCount: count)
-        filled += count
-        offset += count
-        if filled == target.count { sendBlock() }
-      }
+    var offset = 0
+    while offset < bytes.count {
+      let target = block ?? takeBlock()
+      let count = min(bytes.count - offset, target.count - filled)
+      (target.baseAddress! + filled).copyMemory(
+        from: bytes.baseAddress! + offset, byteCount: count)
+      filled += count
+      offset += count
+      if filled == target.count { sendBlock() }
     }
-    lengthStorage.withLock { $0 += Int64(data.count) }
+    lengthStorage.withLock { $0 += Int64(bytes.count) }
   }
 
   /// A free block, made the one being filled (waiting for the I/O queue to free one); the lock is
