@@ -231,8 +231,9 @@ public actor Download {
       switch await driveSegments(restarts: &restarts) {
       case .ended(let result):
         return result
-      case .fallback(let reason):
+      case .fallback(let reason, let adopted):
         eventSink.yield(.singleConnection(reason: reason))
+        return await driveOne(restarts: restarts, adopted: adopted)
       }
     }
     return await driveOne(restarts: restarts)
@@ -245,62 +246,86 @@ public actor Download {
       DownloadConfiguration.connectionRange.upperBound)
   }
 
-  /// The download over one connection at a time, appending to the partial file.
-  private func driveOne(restarts: Int) async -> DownloadResult {
+  /// The download over one connection at a time, appending to the partial file; `adopted`, a
+  /// segmented run's probe answered with the whole file, is its first exchange.
+  private func driveOne(restarts: Int, adopted: Adoption? = nil) async -> DownloadResult {
     let file: PartialFile
-    do {
-      file = try PartialFile(url: partialURL, algorithm: configuration.digestAlgorithm)
-    } catch {
-      return .failed(error, resumeData: nil)
+    if let adopted {
+      file = adopted.file
+    } else {
+      do {
+        file = try PartialFile(url: partialURL, algorithm: configuration.digestAlgorithm)
+      } catch {
+        return .failed(error, resumeData: nil)
+      }
     }
     self.file = file
     var attempt = 0
     var restarts = restarts
+    var adopted = adopted
+    // After a 416 that did not name the file's length, the next request asks for it.
+    var lengthCheck = false
     while true {
-      if stopRequested { return await paused() }
+      if stopRequested {
+        if let adopted {
+          adopted.transfer.stop(.stopped)
+          _ = await adopted.transfer.outcome()
+          adopted.transport.close()
+        }
+        return await paused()
+      }
       let offset = file.length
-      let requestRange = record.current.headerFields.first {
-        $0.name.caseInsensitiveCompare("Range") == .orderedSame
-      }?.value
-      var rangeHeaders = [(String, String)]()
-      if offset > 0 {
+      let transfer: Transfer
+      let transport: any HTTPTransport
+      let outcome: Transfer.Outcome
+      if let taken = adopted {
+        adopted = nil
+        (transfer, transport) = (taken.transfer, taken.transport)
+        self.transfer = transfer
+        let watchdog = Task { await self.watch(transfer) }
+        outcome = await transfer.outcome()
+        watchdog.cancel()
+      } else {
+        let requestRange = record.current.headerFields.first {
+          $0.name.caseInsensitiveCompare("Range") == .orderedSame
+        }?.value
+        var rangeHeaders = [(String, String)]()
         // Without a validator the server cannot say the file is unchanged: never splice.
         let validator = strongTag ?? record.lastModified
-        switch HTTPRange.resumeHeader(received: offset, requestRange: requestRange) {
-        case .complete:
-          return await finish(file)
-        case .header(let value) where validator != nil:
-          rangeHeaders = [("Range", value), ("If-Range", validator!)]
-        case .header, .restart, .none:
-          let reason =
-            validator == nil
-            ? "no ETag or Last-Modified was recorded, so the partial file cannot be trusted"
-            : "the request's own range cannot be continued"
-          if let failure = startOver(reason, truncate: file.truncate) { return failure }
-          continue
-        }
-      } else if let requestRange {
-        rangeHeaders = [("Range", requestRange)]
-      }
-      eventSink.yield(offset > 0 ? .resumed(offset: offset) : .started)
-      let transfer = Transfer(
-        file: file,
-        expectation: .init(offset: offset, sentRange: offset > 0, knownTotal: total),
-        rangeHeaders: rangeHeaders, emit: { [eventSink] in eventSink.yield($0) },
-        accept: { [record = record, file] learned in
-          // On the delegate queue, which waits for it: no hop to this actor (the executor it
-          // would need may be the very thread that waits).
-          var record = record
-          record.learn(learned)
-          if record.stateFile != nil {
-            _ = try? record.persist(file.length, flush: file.synchronize)
+        if lengthCheck, let validator, offset > 0 {
+          rangeHeaders = [("Range", "bytes=0-0"), ("If-Range", validator)]
+        } else if offset > 0 {
+          switch HTTPRange.resumeHeader(received: offset, requestRange: requestRange) {
+          case .complete:
+            return await finish(file)
+          case .header(let value) where validator != nil:
+            rangeHeaders = [("Range", value), ("If-Range", validator!)]
+          case .header, .restart, .none:
+            let reason =
+              validator == nil
+              ? "no ETag or Last-Modified was recorded, so the partial file cannot be trusted"
+              : "the request's own range cannot be continued"
+            if let failure = startOver(reason, truncate: file.truncate) { return failure }
+            continue
           }
-        })
-      guard let transport = makeTransport(connections: 1) else { return await unavailable() }
-      self.transfer = transfer
-      let watchdog = Task { await self.watch(transfer) }
-      let outcome = await transfer.run(request(rangeHeaders), over: transport)
-      watchdog.cancel()
+        } else if let requestRange {
+          rangeHeaders = [("Range", requestRange)]
+        }
+        let checking = lengthCheck && !rangeHeaders.isEmpty
+        lengthCheck = false
+        if !checking { eventSink.yield(offset > 0 ? .resumed(offset: offset) : .started) }
+        guard let made = makeTransport(connections: 1) else { return await unavailable() }
+        transport = made
+        transfer = Self.makeTransfer(
+          record: record, eventSink: eventSink, file: file,
+          expectation: .init(
+            offset: offset, sentRange: offset > 0, knownTotal: total, lengthCheck: checking),
+          rangeHeaders: rangeHeaders)
+        self.transfer = transfer
+        let watchdog = Task { await self.watch(transfer) }
+        outcome = await transfer.run(request(rangeHeaders), over: transport)
+        watchdog.cancel()
+      }
       transport.close()
       self.transfer = nil
       largestBacklog = max(largestBacklog, transport.peakBacklog)
@@ -310,6 +335,8 @@ public actor Download {
         return await finish(file)
       case .stopped:
         return await paused()
+      case .askLength:
+        lengthCheck = true
       case .restart(let reason):
         restarts += 1
         guard restarts <= 3 else {
@@ -329,12 +356,42 @@ public actor Download {
     }
   }
 
+  /// A transfer appending to `file`, whose accepted response is persisted (with the state file)
+  /// before its body is let in.
+  private static func makeTransfer(
+    record: ResumeRecord, eventSink: AsyncStream<DownloadEvent>.Continuation, file: PartialFile,
+    expectation: Transfer.Expectation, rangeHeaders: [(String, String)]
+  ) -> Transfer {
+    Transfer(
+      file: file, expectation: expectation, rangeHeaders: rangeHeaders,
+      emit: { [eventSink] in eventSink.yield($0) },
+      accept: { [record = record, file] learned in
+        // On the transport's thread, which waits for it: no hop to this actor (the executor it
+        // would need may be the very thread that waits).
+        var record = record
+        record.learn(learned)
+        if record.stateFile != nil {
+          _ = try? record.persist(file.length, flush: file.synchronize)
+        }
+      })
+  }
+
+  /// A segmented run's probe answered with the whole file (200): the transfer that took its
+  /// exchange over, the file it appends to and the transport it runs on, for `driveOne`.
+  struct Adoption: Sendable {
+    var transfer: Transfer
+    var file: PartialFile
+    var transport: any HTTPTransport
+  }
+
   // MARK: Segments
 
   /// How a segmented run ended: with the download's result, or handing over to one connection.
   private enum SegmentsEnd {
     case ended(DownloadResult)
-    case fallback(String)
+    /// Over one connection, for this reason; with the probe's exchange when its answer (the whole
+    /// file) is being kept.
+    case fallback(String, Adoption?)
   }
 
   /// How one connection of a segmented run ended.
@@ -399,7 +456,9 @@ public actor Download {
         } catch {
           return .ended(await failed(error))
         }
-        eventSink.yield(known.bytesOnDisk > 0 ? .resumed(offset: known.bytesOnDisk) : .started)
+        eventSink.yield(
+          known.bytesOnDisk > 0
+            ? .resumedSegments(bytesOnDisk: known.bytesOnDisk, total: known.total) : .started)
         eventSink.yield(.segmented(connections: schedule.connectionsAtWork(of: connections)))
       } else {
         book = SegmentBook()
@@ -411,14 +470,18 @@ public actor Download {
       guard let transport = makeTransport(connections: connections) else {
         return .ended(await unavailable())
       }
+      let adoption = AdoptionBox()
       let fetcher = makeFetcher(
-        book: book, file: file, probe: probe, validator: validator, transport: transport)
+        book: book, file: file, probe: probe, validator: validator, transport: transport,
+        adoption: adoption)
       self.fetcher = fetcher
       if stopRequested { book.stop(.paused) }
       let watchdog = Task { await self.watchSegments(fetcher, book) }
       let ends = await runWorkers(book: book, fetcher: fetcher, probe: probe)
       watchdog.cancel()
-      fetcher.close()
+      let adopted = adoption.value.withLock { $0 }
+      // An adopted exchange goes on over the transport: only the fetcher's own end.
+      if adopted != nil { fetcher.cancelAll() } else { fetcher.close() }
       largestBacklog = max(largestBacklog, fetcher.peakBacklog)
       self.fetcher = nil
       learnSegments()
@@ -429,7 +492,13 @@ public actor Download {
         // Nothing was written past the prefix: the file is what one connection continues.
         self.book = nil
         segmentFile = nil
-        return .fallback(reason)
+        return .fallback(reason, adopted)
+      }
+      // A probe adopted and then stopped (a pause raced it): its transport is done with.
+      adopted?.transfer.stop(.stopped)
+      if let adopted {
+        _ = await adopted.transfer.outcome()
+        adopted.transport.close()
       }
       switch book.stop {
       case .paused:
@@ -456,13 +525,28 @@ public actor Download {
   /// describes the file at every instant.
   private func makeFetcher(
     book: SegmentBook, file: SegmentFile, probe: Int64?, validator: String?,
-    transport: any HTTPTransport
+    transport: any HTTPTransport, adoption: AdoptionBox
   ) -> SegmentFetcher {
     let count = connections
     let minimumSize = configuration.minimumSegmentSize
+    // A probe answered with the whole file (200): the answer is kept, as one connection's
+    // transfer from the prefix on disk, never fetched twice.
+    let (url, algorithm, known) = (partialURL, configuration.digestAlgorithm, total)
+    let adopt = { @Sendable [record, eventSink] (start: Int64) -> Transfer? in
+      guard let partial = try? PartialFile(url: url, algorithm: algorithm) else { return nil }
+      let transfer = Self.makeTransfer(
+        record: record, eventSink: eventSink, file: partial,
+        expectation: .init(offset: start, sentRange: start > 0, knownTotal: known),
+        rangeHeaders: start > 0 ? [("Range", "bytes=\(start)-")] : [])
+      transfer.adopt(on: transport)
+      adoption.value.withLock {
+        $0 = Adoption(transfer: transfer, file: partial, transport: transport)
+      }
+      return transfer
+    }
     return SegmentFetcher(
       book: book, file: file, request: request([]),
-      probeValidator: (probe ?? 0) > 0 ? validator : nil, transport: transport,
+      probeValidator: (probe ?? 0) > 0 ? validator : nil, transport: transport, adopt: adopt,
       emit: { [eventSink] in eventSink.yield($0) },
       onProbe: { [record, eventSink] answer in
         let prefix = probe ?? 0
@@ -731,6 +815,11 @@ public actor Download {
         .unsupportedEngine,
         "the \(configuration.engine.rawValue) engine is not built in on this platform"))
   }
+}
+
+/// The adoption a segmented run's probe may make, set on the transport's thread.
+final class AdoptionBox: Sendable {
+  let value = Locked<Download.Adoption?>(nil)
 }
 
 /// A flag shared with work on another queue.

@@ -50,6 +50,8 @@ final class SegmentFetcher: ExchangeHandler, @unchecked Sendable {
 
   private struct State {
     var exchanges: [Int: Exchange] = [:]
+    // Probes whose answer (the whole file) a transfer took over: the rest of their calls go there.
+    var adopted: [Int: Transfer] = [:]
     var url: URL?
     var stopped = false
     var nextID = 0
@@ -67,14 +69,19 @@ final class SegmentFetcher: ExchangeHandler, @unchecked Sendable {
   // could not) fails the probe.
   private let onProbe: @Sendable (ProbeAnswer) -> DownloadError?
   private let emit: @Sendable (DownloadEvent) -> Void
+  // Makes the transfer that keeps a probe's 200 as the file (nil: it could not, and the probe
+  // falls back as before).
+  private let adopt: @Sendable (Int64) -> Transfer?
 
   /// A fetcher of segments of `request` (its Range and If-Range are set for each fetch) over
   /// `transport`, which it closes.
   init(
     book: SegmentBook, file: SegmentFile, request: TransportRequest, probeValidator: String?,
-    transport: any HTTPTransport, emit: @escaping @Sendable (DownloadEvent) -> Void,
+    transport: any HTTPTransport, adopt: @escaping @Sendable (Int64) -> Transfer?,
+    emit: @escaping @Sendable (DownloadEvent) -> Void,
     onProbe: @escaping @Sendable (ProbeAnswer) -> DownloadError?
   ) {
+    self.adopt = adopt
     self.book = book
     self.file = file
     baseRequest = request
@@ -96,15 +103,21 @@ final class SegmentFetcher: ExchangeHandler, @unchecked Sendable {
     transport.close()
   }
 
-  /// Stops every fetch in flight: each returns `.stopped` unless it already has an outcome.
+  /// Stops every fetch in flight: each returns `.stopped` unless it already has an outcome. An
+  /// adopted probe's exchange goes on (its transfer is the download's now).
   func cancelAll() {
-    state.withLock { state in
+    let (ids, adopted) = state.withLock { state -> ([Int], Bool) in
       state.stopped = true
       for (id, exchange) in state.exchanges where exchange.outcome == nil {
         state.exchanges[id]?.outcome = .stopped
       }
+      return (Array(state.exchanges.keys), !state.adopted.isEmpty)
     }
-    transport.cancelAll()
+    if adopted {
+      for id in ids { transport.cancel(id) }
+    } else {
+      transport.cancelAll()
+    }
   }
 
   /// Fails every fetch that has had no byte for `timeout` (they are retried).
@@ -158,6 +171,19 @@ final class SegmentFetcher: ExchangeHandler, @unchecked Sendable {
     guard let exchange = state.withLock({ $0.exchanges[id] }), exchange.outcome == nil else {
       return false
     }
+    if exchange.range == nil, http.status == 200, let transfer = adopt(exchange.start) {
+      // The whole file: kept as it streams, never fetched again. The probe's fetch ends now
+      // (its worker hands over to one connection); the exchange is the transfer's.
+      let continuation = state.withLock { state in
+        state.adopted[id] = transfer
+        return state.exchanges.removeValue(forKey: id)?.continuation
+      }
+      continuation?.resume(
+        returning: .fallback(
+          "the server does not serve byte ranges (it answered 200 to bytes=\(exchange.start)-): "
+            + "its answer is kept"))
+      return transfer.exchange(id, didReceive: http)
+    }
     let decision =
       exchange.range.map { judge(http, asked: $0) } ?? judgeProbe(http, from: exchange.start)
     if let decision {
@@ -169,12 +195,12 @@ final class SegmentFetcher: ExchangeHandler, @unchecked Sendable {
   }
 
   func exchange(_ id: Int, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
-    guard
-      let exchange = state.withLock({ state -> Exchange? in
-        state.exchanges[id]?.lastByte = .now
-        return state.exchanges[id]
-      }), exchange.writing, exchange.outcome == nil
-    else { return false }
+    let (exchange, adopted) = state.withLock { state -> (Exchange?, Transfer?) in
+      state.exchanges[id]?.lastByte = .now
+      return (state.exchanges[id], state.adopted[id])
+    }
+    if let adopted { return adopted.exchange(id, didReceive: bytes) }
+    guard let exchange, exchange.writing, exchange.outcome == nil else { return false }
     let claim = book.claim(exchange.start, worker: exchange.worker, count: bytes.count)
     var complete = false
     if claim.count == 0 {
@@ -220,6 +246,10 @@ final class SegmentFetcher: ExchangeHandler, @unchecked Sendable {
   }
 
   func exchange(_ id: Int, didCompleteWith error: TransportError?) {
+    if let adopted = state.withLock({ $0.adopted.removeValue(forKey: id) }) {
+      adopted.exchange(id, didCompleteWith: error)
+      return
+    }
     guard let exchange = state.withLock({ $0.exchanges.removeValue(forKey: id) }) else { return }
     var outcome = exchange.outcome
     if outcome == nil {

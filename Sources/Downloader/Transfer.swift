@@ -21,6 +21,9 @@ final class Transfer: ExchangeHandler, @unchecked Sendable {
     case failed(DownloadError)
     /// The download was paused or cancelled.
     case stopped
+    /// The server answered 416 without naming the file's length (Apache, lighttpd): ask for it
+    /// (`Expectation.lengthCheck`) before fetching anything again.
+    case askLength
   }
 
   /// What the request asked for, to judge the response against.
@@ -31,6 +34,10 @@ final class Transfer: ExchangeHandler, @unchecked Sendable {
     var sentRange: Bool
     /// The complete length, when an earlier response told it.
     var knownTotal: Int64?
+    /// The request asks for `bytes=0-0` with `If-Range`, only to learn the file's length after a
+    /// 416 that did not say it: a 206 naming the partial file's length completes it, a 200 (the
+    /// file changed) is the new file.
+    var lengthCheck = false
   }
 
   /// What the responses told, for the next request and the resume data.
@@ -50,6 +57,8 @@ final class Transfer: ExchangeHandler, @unchecked Sendable {
   private struct State {
     var outcome: Outcome?
     var continuation: CheckedContinuation<Outcome, Never>?
+    // How the exchange ended, once it has (before anyone waits for it, when it was adopted).
+    var ended: Outcome?
     var learned = Learned()
     var writing = false
     var lastByte = ContinuousClock.now
@@ -86,17 +95,36 @@ final class Transfer: ExchangeHandler, @unchecked Sendable {
 
   /// Sends the request over `transport` and waits for the exchange to end.
   func run(_ request: TransportRequest, over transport: any HTTPTransport) async -> Outcome {
+    let stopped = state.withLock { state -> Bool in
+      state.transport = transport
+      state.learned.url = request.url
+      state.lastByte = .now
+      return state.outcome != nil
+    }
+    transport.start(request, id: 0, handler: self)
+    // A stop that came before the exchange existed ends it now.
+    if stopped { transport.cancelAll() }
+    return await outcome()
+  }
+
+  /// Takes over an exchange already under way on `transport` (a segmented run's probe answered
+  /// with the whole file): its response and body come here from now on; `outcome()` waits for its
+  /// end.
+  func adopt(on transport: any HTTPTransport) {
+    state.withLock { state in
+      state.transport = transport
+      state.lastByte = .now
+    }
+  }
+
+  /// Waits for the exchange to end (it may have already).
+  func outcome() async -> Outcome {
     await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-      let stopped = state.withLock { state -> Bool in
-        state.continuation = continuation
-        state.transport = transport
-        state.learned.url = request.url
-        state.lastByte = .now
-        return state.outcome != nil
+      let ended = state.withLock { state -> Outcome? in
+        if state.ended == nil { state.continuation = continuation }
+        return state.ended
       }
-      transport.start(request, id: 0, handler: self)
-      // A stop that came before the exchange existed ends it now.
-      if stopped { transport.cancelAll() }
+      if let ended { continuation.resume(returning: ended) }
     }
   }
 
@@ -203,7 +231,8 @@ final class Transfer: ExchangeHandler, @unchecked Sendable {
     }
     let (continuation, outcome) = state.withLock { state in
       defer { state.continuation = nil }
-      return (state.continuation, state.outcome ?? .complete)
+      state.ended = state.outcome ?? .complete
+      return (state.continuation, state.ended ?? .complete)
     }
     continuation?.resume(returning: outcome)
   }
@@ -222,6 +251,9 @@ final class Transfer: ExchangeHandler, @unchecked Sendable {
     let status = response.status
     let encoding = response.header("Content-Encoding")?.lowercased()
     let encoded = encoding != nil && encoding != "identity"
+    if expectation.lengthCheck, status == 206 {
+      return judgeLength(response)
+    }
     switch status {
     case 206:
       guard let value = response.header("Content-Range"),
@@ -266,15 +298,20 @@ final class Transfer: ExchangeHandler, @unchecked Sendable {
         )
       }
       let reason =
-        expectation.sentRange
-        ? "the server sent the whole file (200) instead of the rest: it changed, or ignores ranges"
-        : "the download starts over"
+        expectation.lengthCheck
+        ? "the file changed: the server sent it whole (200) when asked for its length"
+        : expectation.sentRange
+          ? "the server sent the whole file (200) instead of the rest: it changed, or ignores ranges"
+          : "the download starts over"
       return (.write(restart: reason), encoded ? nil : total)
     case 416:
       let total = response.header("Content-Range").flatMap(
         HTTPRange.parseContentRange)?.total
       if let total, total == expectation.offset, expectation.offset > 0 {
         return (.end(.alreadyComplete), total)
+      }
+      if total == nil, expectation.offset > 0, !expectation.lengthCheck {
+        return (.end(.askLength), nil)
       }
       return (.end(.restart("the server cannot satisfy the range (416)")), total)
     default:
@@ -287,6 +324,22 @@ final class Transfer: ExchangeHandler, @unchecked Sendable {
         nil
       )
     }
+  }
+
+  /// What the answer to a length check (`bytes=0-0`, `If-Range`) means: the partial file is
+  /// complete when the 206 names its length; any other length, a file that cannot be continued.
+  private func judgeLength(_ response: TransportResponse) -> (action: Action, total: Int64?) {
+    let total = response.header("Content-Range").flatMap(HTTPRange.parseContentRange)?.total
+    guard let total else {
+      return (.end(.restart("the server names no length for the file (416, then no length)")), nil)
+    }
+    if total == expectation.offset { return (.end(.alreadyComplete), total) }
+    return (
+      .end(
+        .restart(
+          "the server cannot satisfy bytes=\(expectation.offset)- (416) of a file of \(total) bytes"
+        )), nil
+    )
   }
 
   /// Records how the exchange ends; the first decision wins. The caller is resumed only from the
