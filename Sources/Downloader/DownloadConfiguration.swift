@@ -43,13 +43,14 @@ public struct DownloadConfiguration: Sendable {
   /// holds the server back. This is what keeps memory flat when the disk (or the digest, or a busy
   /// core) is slower than the network. Values below 1 count as 1.
   public var maximumQueuedChunks = 128
-  /// Whether the C allocator is asked, every 100 ms while a transfer runs, to hand freed memory
+  /// Whether the C allocator is asked, every 250 ms while a transfer runs, to hand freed memory
   /// back to the system (glibc's `malloc_trim`). URLSession on Linux allocates a buffer for every
   /// chunk on one thread and frees it on another; glibc keeps such memory in fragmented per-thread
   /// arenas, and a process's resident memory would grow by about 16 MiB per GiB downloaded. The
   /// call affects the whole process (it only returns free pages, but takes the allocator's locks
   /// while it does): an app that manages its own allocator, or cannot afford the pauses, turns
-  /// it off.
+  /// it off. Only the URLSession engine needs it: the curl engine allocates nothing per chunk, and
+  /// never trims.
   public var releasesFreeMemory = true
   /// The digest computed over the file as it arrives.
   public var digestAlgorithm: DigestAlgorithm? = .sha256
