@@ -291,8 +291,8 @@ enum DownloadBenchmark {
       // Foundation loading, paid once whatever it downloads).
       if let start {
         for (top, bottom) in [
-          ("ours", "curl"), ("oursus", "curl"), ("ours", "aria2"), ("ours", "aria2k"),
-          ("oursus", "aria2"), ("oursus", "aria2k"),
+          ("ours", "curl"), ("oursnd", "curl"), ("oursus", "curl"), ("ours", "aria2"),
+          ("ours", "aria2k"), ("oursus", "aria2"), ("oursus", "aria2k"),
         ] {
           guard let over = best[top], let under = best[bottom] else { continue }
           let cpu = max(over.cpu - start.cpu, 0)

@@ -205,10 +205,15 @@ enum DownloadsCommand {
     // One command at a time changes a state directory: two runs would fetch the same tasks into
     // the same partial files, and a task added while a run goes on would be lost when the run
     // next writes its list. Listing reads a list that is only ever replaced whole.
+    // Only `run` transfers anything: an engine or authority given to another action would be
+    // silently ignored.
+    for option in ["--engine", "--ca-cert"] where parsed.value(option) != nil && action != "run" {
+      throw .usage("\(option) applies to `downloads run` only")
+    }
     let stateURL = URL(fileURLWithPath: directory, isDirectory: true)
     var configuration = DownloadConfiguration(
       temporaryDirectory: stateURL.appendingPathComponent("partial"))
-    try DownloadCommand.applyEngine(parsed, to: &configuration)
+    if action == "run" { try DownloadCommand.applyEngine(parsed, to: &configuration) }
     let lock = action == "list" ? nil : try lockStateDirectory(directory)
     defer { withExtendedLifetime(lock) {} }
     let manager: DownloadManager
