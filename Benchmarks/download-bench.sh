@@ -15,7 +15,8 @@
 # 3. Unthrottled 1 GiB (`--sizes`): curl, curl then `sync FILE` (cursyn: the floor under a download
 #    that flushes its file to disk before it is done, as ours does), the URLSession floor, the floor
 #    writing each chunk to a file (floorw), ours on each engine and ours with `--digest none`
-#    (oursnd), best of several rounds.
+#    (oursnd), and also without its once-a-second state (oursnp: --persist-interval 86400), best of
+#    several rounds. The one-connection rate-limited lines run oursnd and oursnp too.
 # aria2 (Debian's) is installed when missing.
 # Usage: Benchmarks/download-bench.sh [--sizes "1G 4G"] [--rounds N] [--throttled-size 64M]
 #                                     [--rate 4m] [--no-throttled] [--no-rates]
@@ -103,5 +104,5 @@ echo "# unthrottled"
 # engine, and without its digest) one each, and one more for every continuation.
 for size in $sizes; do
   requests=$(awk -v path="/$size.bin" '$7 == path' "$work/access.log" | wc -l)
-  echo "download $size.bin requests over $rounds rounds: curl $rounds, cursyn $rounds, floor $rounds, floorw $rounds, ours, oursus and oursnd $((requests - 4 * rounds)) (fewest: $((3 * rounds)))"
+  echo "download $size.bin requests over $rounds rounds: curl $rounds, cursyn $rounds, floor $rounds, floorw $rounds, ours, oursus, oursnd and oursnp $((requests - 4 * rounds)) (fewest: $((4 * rounds)))"
 done

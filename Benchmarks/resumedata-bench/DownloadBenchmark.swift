@@ -30,7 +30,9 @@ enum DownloadBenchmark {
       --floor <path>          The urlsession-floor executable (default: none, no floor lines): run
                               discarding the bytes (floor) and writing them to a file (floorw);
                               ours then runs a second time with --digest none (oursnd), the
-                              SHA-256 neither floor computes left out.
+                              SHA-256 neither floor computes left out, and a third time
+                              without its once-a-second state either (oursnp:
+                              --persist-interval 86400).
       --aria2 <path>          aria2c, run as `aria2c -x N -s N` with N the connections, and
                               again with `-k 1M` (aria2k: its smallest piece at ours; by
                               default it splits none below 20 MiB) (default: none, no aria2
@@ -213,6 +215,19 @@ enum DownloadBenchmark {
       // Beside the floors, ours without the SHA-256 it computes by default (which neither floor
       // nor curl computes): what the transfer and the file cost it alone.
       let oursBare = outputDirectory.appendingPathComponent("oursnd-\(name)").path
+      // And without its once-a-second state either (two fsyncs and a new state file a second):
+      // what its transfer and its file cost it, beside curl's.
+      let oursLean = outputDirectory.appendingPathComponent("oursnp-\(name)").path
+      if floor != nil {
+        contenders.append(
+          (
+            "oursnp",
+            [
+              tool, "download", url, "-o", oursLean, "--state-dir", state, "--digest", "none",
+              "--persist-interval", "86400",
+            ] + (connections > 1 ? ["--connections", "\(connections)"] : [])
+          ))
+      }
       if floor != nil {
         contenders.append(
           (
@@ -240,6 +255,7 @@ enum DownloadBenchmark {
               FileManager.default.contentsEqual(atPath: theirs, andPath: $0)
             })
           && (floor == nil || FileManager.default.contentsEqual(atPath: theirs, andPath: oursBare))
+          && (floor == nil || FileManager.default.contentsEqual(atPath: theirs, andPath: oursLean))
           && oursOutputs.allSatisfy {
             FileManager.default.contentsEqual(atPath: theirs, andPath: $0)
           }
@@ -258,7 +274,7 @@ enum DownloadBenchmark {
         }
         try? FileManager.default.removeItem(atPath: theirs)
         try? FileManager.default.removeItem(atPath: ours)
-        for path in viaAria2 + oursOutputs + [floorOutput, oursBare, syncedOutput] {
+        for path in viaAria2 + oursOutputs + [floorOutput, oursBare, syncedOutput, oursLean] {
           try? FileManager.default.removeItem(atPath: path)
         }
         if !ok { break }
@@ -291,7 +307,8 @@ enum DownloadBenchmark {
       // Foundation loading, paid once whatever it downloads).
       if let start {
         for (top, bottom) in [
-          ("ours", "curl"), ("oursnd", "curl"), ("oursus", "curl"), ("ours", "aria2"),
+          ("ours", "curl"), ("oursnd", "curl"), ("oursnp", "curl"), ("oursus", "curl"),
+          ("ours", "aria2"),
           ("ours", "aria2k"), ("oursus", "aria2"), ("oursus", "aria2k"),
         ] {
           guard let over = best[top], let under = best[bottom] else { continue }

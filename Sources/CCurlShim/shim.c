@@ -26,8 +26,16 @@ struct rd_curl_loop {
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static int global_result = -1;
+// Sent when the request names no User-Agent of its own (libcurl sends none by default, and some
+// servers refuse a request without one).
+static char user_agent[64];
 
-static void global_init(void) { global_result = (int)curl_global_init(CURL_GLOBAL_DEFAULT); }
+static void global_init(void) {
+  global_result = (int)curl_global_init(CURL_GLOBAL_DEFAULT);
+  const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
+  snprintf(user_agent, sizeof user_agent, "resumedata libcurl/%s",
+           info && info->version ? info->version : "?");
+}
 
 int rd_curl_global_init(void) {
   pthread_once(&global_once, global_init);
@@ -104,6 +112,8 @@ rd_curl_transfer *rd_curl_transfer_new(const rd_curl_request *request, void *con
   SET(CURLOPT_WRITEFUNCTION, body_callback);
   SET(CURLOPT_WRITEDATA, transfer);
   SET(CURLOPT_ERRORBUFFER, transfer->error);
+  // A "User-Agent" line among the headers replaces this one.
+  SET(CURLOPT_USERAGENT, user_agent);
   if (request->connect_timeout_ms > 0) SET(CURLOPT_CONNECTTIMEOUT_MS, request->connect_timeout_ms);
   if (request->idle_timeout_s > 0) {
     SET(CURLOPT_LOW_SPEED_LIMIT, 1L);

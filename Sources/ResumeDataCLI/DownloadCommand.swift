@@ -24,8 +24,9 @@ enum DownloadCommand {
     USAGE: resumedata download URL -o FILE [--sha256 HEX] [--digest ALG]
                                [--header 'Name: value']... [--state-dir DIR]
                                [--temp-dir DIR] [--resume-data OUT] [--generation GEN] [--retries N]
-                               [--stall-timeout SECONDS] [--connections N]
-                               [--engine curl|urlsession] [--ca-cert FILE] [--json]
+                               [--stall-timeout SECONDS] [--persist-interval SECONDS]
+                               [--connections N] [--engine curl|urlsession] [--ca-cert FILE]
+                               [--json]
 
     ARGUMENTS:
       URL               An http or https URL.
@@ -49,6 +50,10 @@ enum DownloadCommand {
       --retries N       Attempts after the first, resuming each time (default: 4).
       --stall-timeout SECONDS
                         No byte for this long counts as a lost connection (default: 30).
+      --persist-interval SECONDS
+                        How often, while bytes arrive, the partial file is flushed and
+                        the resume data brought up to date (default: 1): a machine that
+                        loses power loses at most this long's bytes.
       --connections N   Fetch the file over N connections at once, 1 to 16 (default: 1),
                         when the server serves byte ranges with a length and a strong
                         validator; otherwise over one (and a note says why).
@@ -84,8 +89,9 @@ enum DownloadCommand {
     USAGE: resumedata resume BLOB -o FILE [--temp-dir DIR] [--sha256 HEX] [--digest ALG]
                              [--header 'Name: value']... [--state-dir DIR]
                              [--resume-data OUT] [--generation GEN] [--retries N]
-                             [--stall-timeout SECONDS] [--connections N]
-                             [--engine curl|urlsession] [--ca-cert FILE] [--json]
+                             [--stall-timeout SECONDS] [--persist-interval SECONDS]
+                             [--connections N] [--engine curl|urlsession] [--ca-cert FILE]
+                             [--json]
 
     ARGUMENTS:
       BLOB              The resume data (- reads standard input).
@@ -96,7 +102,7 @@ enum DownloadCommand {
                         directory).
       --sha256 HEX, --digest ALG, --header 'Name: value', --state-dir DIR,
       --resume-data OUT, --generation GEN, --retries N, --stall-timeout SECONDS,
-      --connections N, --engine ENGINE, --ca-cert FILE, --json
+      --persist-interval SECONDS, --connections N, --engine ENGINE, --ca-cert FILE, --json
                         As for `resumedata download`.
       -h, --help        Show this help.
 
@@ -120,6 +126,7 @@ enum DownloadCommand {
     .option("--resume-data", value: .file),
     .option("--generation", value: .choice(["keyed", "v1", "v2", "v4", "safari"])),
     .option("--retries", value: .number), .option("--stall-timeout", value: .number),
+    .option("--persist-interval", value: .number),
     .option("--connections", value: .number), engineOption, caCertOption, .flag("--json"),
   ]
 
@@ -308,6 +315,12 @@ enum DownloadCommand {
         throw .usage("--stall-timeout needs a number of seconds")
       }
       configuration.stallTimeout = .milliseconds(Int(seconds * 1000))
+    }
+    if let interval = parsed.value("--persist-interval") {
+      guard let seconds = Double(interval), seconds >= 0.1, seconds <= 86_400 else {
+        throw .usage("--persist-interval needs a number of seconds from 0.1 to 86400")
+      }
+      configuration.persistInterval = .milliseconds(Int(seconds * 1000))
     }
     if let connections = parsed.value("--connections") {
       let range = DownloadConfiguration.connectionRange

@@ -105,6 +105,12 @@ struct DownloadTests {
     let requests = server.requests(path: "/file")
     #expect(requests.map { $0.header("Range") } == fault.ranges)
     #expect(requests.allSatisfy { $0.header("Accept-Encoding") == "identity" })
+    // libcurl sends no User-Agent of its own; the curl engine names itself (URLSession on Linux
+    // sends the process's name).
+    if testEngine == .curl {
+      #expect(
+        requests.allSatisfy { $0.header("User-Agent")?.hasPrefix("resumedata libcurl/") == true })
+    }
     // Every continuation is conditional on the file being the one already on disk.
     #expect(requests.allSatisfy { ($0.header("Range") == nil) == ($0.header("If-Range") == nil) })
     #expect(requests.compactMap { $0.header("If-Range") }.allSatisfy { $0 == sourceTag })
