@@ -16,8 +16,8 @@
   /// per-connection rate). Backpressure needs nothing: a handler that waits (for the disk) holds
   /// the thread, libcurl reads nothing meanwhile, and TCP holds the server back.
   final class CurlTransport: HTTPTransport, @unchecked Sendable {
-    /// Redirects followed in one exchange at most (Apple's CFNetwork and libcurl's tool stop near
-    /// there too).
+    /// Redirects followed in one exchange at most: as FoundationNetworking's URLSession, whose
+    /// words the failure takes too ("too many HTTP redirects").
     static let maximumRedirects = 20
     /// Bytes libcurl reads at once: each piece handed to a handler is at most this.
     static let bufferSize = 256 * 1024
@@ -312,7 +312,7 @@
       guard exchange.redirects <= Self.maximumRedirects else {
         end(
           exchange, loop,
-          TransportError(message: "more than \(Self.maximumRedirects) redirects"))
+          TransportError(message: "too many HTTP redirects"))
         return
       }
       // As URLSession on Linux does: the new request is the old one at the new URL.

@@ -458,6 +458,31 @@ struct DownloadTests {
     #expect(!FileManager.default.fileExists(atPath: scratch.file("out").path))
   }
 
+  @Test("A redirect loop ends after 20 redirects in a failure, never a hang", arguments: [1, 4])
+  func redirectLoop(connections: Int) async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    let loop = server.baseURL.appendingPathComponent("loop")
+    server.setFaults(path: "/loop", [.redirect(to: loop.absoluteString, status: 302)])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var configuration = scratch.configuration()
+    configuration.connections = connections
+    configuration.retry.maximumAttempts = 1
+    let download = try Download(
+      url: loop, destination: scratch.file("out"), configuration: configuration)
+    let (result, events) = await runCollecting(download)
+    guard case .failed(let error, let resumeData) = result else {
+      Issue.record("expected a failure, got \(result)")
+      return
+    }
+    #expect(error == DownloadError(.network, "too many HTTP redirects"))
+    #expect(resumeData == nil)
+    // The request and 20 redirects, each reported.
+    #expect(server.requests(path: "/loop").count == 21)
+    #expect(milestones(events).filter { $0 == .redirected(loop) }.count == 20)
+  }
+
   @Test("Backpressure: URLSession waits for a lagging delegate; one request, never a lost byte")
   func backpressure() async throws {
     // 30 MB with room for a single chunk: URLSession (libcurl's thread) must wait for the
