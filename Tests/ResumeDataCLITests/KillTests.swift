@@ -271,4 +271,41 @@ struct KillTests {
     #expect(server.requests(path: "/file").map { $0.header("Range") } == ["bytes=300000-"])
     #expect(firstDifference(try Data(contentsOf: URL(fileURLWithPath: output)), body) == nil)
   }
+
+  @Test("downloads run killed: list shows the bytes the task's resume data holds, not 0")
+  func runKilled() throws {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    server.serve(path: "/file", body: body, etag: "\"k1\"")
+    server.setFaults(path: "/file", [.stall(afterBytes: 300_000)])
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "resumedata-run-kill-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let state = directory.appendingPathComponent("state").path
+    let url = server.baseURL.appendingPathComponent("file").absoluteString
+    let (added, idData, _) = try runExecutable([
+      "downloads", "add", url, "-o", directory.appendingPathComponent("out.bin").path,
+      "--state-dir", state,
+    ])
+    try #require(added == 0)
+    let id = String(decoding: idData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    let process = try launch(["downloads", "run", "--state-dir", state])
+    // Killed once the resume data records all 300 KB (written within a second of their arrival).
+    let resumeData = URL(fileURLWithPath: state).appendingPathComponent("\(id).resumedata")
+    let deadline = Date().addingTimeInterval(60)
+    while Date() < deadline {
+      if let data = try? Data(contentsOf: resumeData),
+        (try? ResumeData(decoding: data))?.bytesReceived == 300_000
+      {
+        break
+      }
+      usleep(10_000)
+    }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    let (_, listed, _) = try runExecutable(["downloads", "list", "--state-dir", state])
+    // The list was last written when the task started (0 bytes); its resume data says 300000.
+    #expect(String(decoding: listed, as: UTF8.self).hasPrefix("\(id)  queued  300000"))
+  }
 }
