@@ -192,8 +192,9 @@ public actor Download {
   /// Bytes received so far (on disk, or on their way there).
   public var bytesReceived: Int64 { book?.bytesOnDisk ?? file?.length ?? 0 }
 
-  /// The most chunks URLSession held for the delegate at once, in any of this download's requests,
-  /// while the delegate queue held it back (it is never more than `maximumQueuedChunks`).
+  /// The most chunks the transport held for the download at once, in any of its requests: over
+  /// URLSession, while the delegate queue held it back (never more than `maximumQueuedChunks`);
+  /// over libcurl, which hands over one piece at a time and waits, 1.
   @_spi(Testing)
   public var largestQueuedChunks: Int { largestBacklog }
 

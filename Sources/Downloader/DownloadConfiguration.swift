@@ -12,7 +12,10 @@ public struct DownloadConfiguration: Sendable {
   /// file it names; a FIFO or a device is refused), so that a killed process, or a machine that
   /// lost power, can resume; nil to keep it only in memory.
   public var stateFile: URL?
-  /// How often the state file is brought up to date while bytes arrive.
+  /// How often, while bytes arrive, the partial file is flushed and the state file brought up to
+  /// date (CLI `--persist-interval`): a machine that loses power loses at most this long's bytes
+  /// (a killed process loses nothing: the kernel keeps what was written). Each time costs two
+  /// `fsync`s and a new state file.
   public var persistInterval: Duration = .seconds(1)
   /// A download with no byte for this long is treated as a lost connection (URLSession's resource
   /// timeout is not enforced on Linux).
@@ -37,7 +40,8 @@ public struct DownloadConfiguration: Sendable {
   /// Segments are not split below this many bytes (a connection's request costs a round trip;
   /// a small remainder is left to the connection already fetching it).
   public var minimumSegmentSize: Int64 = 1 << 20
-  /// How many received chunks (16 KiB each) URLSession may hold for the download. On Linux
+  /// How many received chunks (16 KiB each) URLSession may hold for the download (the URLSession
+  /// engine only: libcurl hands one piece over at a time and waits for it). On Linux
   /// URLSession queues every chunk for its delegate however far the delegate lags; past this
   /// bound, the thread that runs libcurl waits for the delegate, so libcurl stops reading and TCP
   /// holds the server back. This is what keeps memory flat when the disk (or the digest, or a busy

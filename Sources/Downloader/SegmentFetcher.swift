@@ -64,9 +64,9 @@ final class SegmentFetcher: ExchangeHandler, @unchecked Sendable {
   private let probeValidator: String?
   private let transport: any HTTPTransport
   private let state = Locked(State())
-  // Runs on the delegate queue when the probe's answer allows segments, before its body is let in:
-  // the download sets up the schedule, persists the map and allocates the file. An error (it
-  // could not) fails the probe.
+  // Runs on the transport's thread when the probe's answer allows segments, before its body is
+  // let in: the download sets up the schedule, persists the map and allocates the file. An error
+  // (it could not) fails the probe.
   private let onProbe: @Sendable (ProbeAnswer) -> DownloadError?
   private let emit: @Sendable (DownloadEvent) -> Void
   // Makes the transfer that keeps a probe's 200 as the file (nil: it could not, and the probe

@@ -69,7 +69,7 @@ final class Transfer: ExchangeHandler, @unchecked Sendable {
   private let expectation: Expectation
   private let emit: @Sendable (DownloadEvent) -> Void
   // Told what the response says before its body is let in (the download persists it first);
-  // runs on the delegate queue.
+  // runs on the transport's thread (URLSession's delegate queue, or libcurl's thread).
   private let accept: @Sendable (Learned) -> Void
   private let state = Locked(State())
   // The Range and If-Range sent, carried over every redirect.
