@@ -13,8 +13,9 @@ public struct DownloadConfiguration: Sendable {
   /// lost power, can resume; nil to keep it only in memory.
   public var stateFile: URL?
   /// How often, while bytes arrive, the partial file is flushed and the state file brought up to
-  /// date (CLI `--persist-interval`): a machine that loses power loses at most this long's bytes
-  /// (a killed process loses nothing: the kernel keeps what was written). Each time costs two
+  /// date (CLI `--persist-interval`): a machine that loses power loses at most this long's bytes,
+  /// and so does a killed segmented download (its map is as old as the state file; one connection
+  /// continues from the partial file's length, which the kernel keeps). Each time costs two
   /// `fsync`s and a new state file.
   public var persistInterval: Duration = .seconds(1)
   /// A download with no byte for this long is treated as a lost connection (URLSession's resource
