@@ -218,6 +218,19 @@ rd_curl_transfer *rd_curl_loop_next_done(rd_curl_loop *loop, int *result) {
 
 int rd_curl_result_aborted(void) { return (int)CURLE_WRITE_ERROR; }
 
+int rd_curl_result_untrusted(int result) {
+  switch ((CURLcode)result) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 const char *rd_curl_version(void) { return curl_version(); }
 
 #endif

@@ -290,7 +290,11 @@
       if result != 0 {
         let cancelled = exchange.refusedByHandler && result == rd_curl_result_aborted()
         let message = String(cString: rd_curl_transfer_error(transfer, result))
-        end(exchange, loop, TransportError(message: message, cancelled: cancelled))
+        end(
+          exchange, loop,
+          TransportError(
+            message: message, cancelled: cancelled,
+            untrusted: rd_curl_result_untrusted(result) != 0))
         return
       }
       if let target = exchange.redirectTo {

@@ -254,7 +254,7 @@ final class SegmentFetcher: ExchangeHandler, @unchecked Sendable {
     var outcome = exchange.outcome
     if outcome == nil {
       if let error {
-        outcome = .failed(DownloadError(.network, error.message))
+        outcome = .failed(error.downloadError)
       } else if exchange.range != nil, book.isDone(exchange.start) {
         outcome = .done
       } else {

@@ -219,7 +219,7 @@ final class Transfer: ExchangeHandler, @unchecked Sendable {
   func exchange(_ id: Int, didCompleteWith error: TransportError?) {
     let learned = learned
     if let error {
-      finish(.failed(DownloadError(.network, error.message)))
+      finish(.failed(error.downloadError))
     } else if let expected = learned.bodyExpected, learned.bodyReceived != expected {
       finish(
         .failed(

@@ -122,6 +122,13 @@ struct TransportError: Error, Sendable, Hashable {
   var message: String
   /// The exchange was cancelled (by the caller, or by a handler's refusal).
   var cancelled = false
+  /// The server's certificate was not trusted: trying again cannot help.
+  var untrusted = false
+
+  /// The download's error for it.
+  var downloadError: DownloadError {
+    DownloadError(untrusted ? .untrustedServer : .network, message)
+  }
 }
 
 /// What an exchange tells whoever started it, one call at a time, in order, on the transport's

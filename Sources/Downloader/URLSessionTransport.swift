@@ -117,8 +117,16 @@ final class URLSessionTransport: NSObject, HTTPTransport, URLSessionDataDelegate
     guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) })
     else { return }
     let failure = error.map { error -> TransportError in
-      let cancelled = (error as? URLError)?.code == .cancelled
-      return TransportError(message: error.localizedDescription, cancelled: cancelled)
+      let code = (error as? URLError)?.code
+      // FoundationNetworking on Linux reports libcurl's certificate failures as
+      // NSURLErrorUnknown; Apple's URLSession names them.
+      let untrusted: Set<URLError.Code> = [
+        .serverCertificateUntrusted, .serverCertificateHasBadDate,
+        .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid,
+      ]
+      return TransportError(
+        message: error.localizedDescription, cancelled: code == .cancelled,
+        untrusted: code.map { untrusted.contains($0) } ?? false)
     }
     exchange.handler.exchange(exchange.id, didCompleteWith: failure)
   }

@@ -91,6 +91,10 @@ rd_curl_transfer *rd_curl_loop_next_done(rd_curl_loop *loop, int *result);
 /// The result code of an exchange its own callback ended.
 int rd_curl_result_aborted(void);
 
+/// Whether a result code says the server's certificate was not trusted (or the authorities to
+/// trust could not be read): trying again cannot help.
+int rd_curl_result_untrusted(int result);
+
 /// libcurl's version text ("libcurl/7.88.1 OpenSSL/3.0.17 …").
 const char *rd_curl_version(void);
 
