@@ -75,6 +75,18 @@ let package = Package(
       name: "CCryptoShim",
       dependencies: ["CLibCrypto"]
     ),
+    // libcurl (Linux only): the downloader's curl transport, one multi handle's event loop
+    // (Downloader/CurlTransport.swift); the C shim below alone includes its headers, whose setters
+    // are variadic. Apple platforms keep URLSession, the system's own.
+    .systemLibrary(
+      name: "CLibCurl",
+      pkgConfig: "libcurl",
+      providers: [.apt(["libcurl4-openssl-dev"])]
+    ),
+    .target(
+      name: "CCurlShim",
+      dependencies: [.target(name: "CLibCurl", condition: .when(platforms: [.linux]))]
+    ),
     // Where a path given for output leads (links followed, devices written into, files replaced
     // atomically), descriptors read whole, and exclusive file locks. Below the batch engine and
     // the downloader, which both read and write files they are given.
@@ -88,6 +100,7 @@ let package = Package(
       dependencies: [
         "PortableFoundation",
         .target(name: "CCryptoShim", condition: .when(platforms: otherPlatforms)),
+        .target(name: "CCurlShim", condition: .when(platforms: [.linux])),
         "PropertyList", "KeyedArchive", "ResumeData", "OutputFiles",
       ]
     ),

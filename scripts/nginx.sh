@@ -1,8 +1,10 @@
-# Sourced by the scripts that need nginx on 127.0.0.1: `start_nginx WORK PORT [EXTRA]` serves
-# WORK/www on PORT (EXTRA: more server-block directives), keeps its pid in WORK/nginx.pid, and waits
-# until it answers; `stop_nginx WORK` stops it.
+# Sourced by the scripts that need nginx on 127.0.0.1: `start_nginx WORK PORT [EXTRA] [HTTP_EXTRA]`
+# serves WORK/www on PORT (EXTRA: more server-block directives; HTTP_EXTRA: more http-block ones,
+# another server block say), keeps its pid in WORK/nginx.pid, and waits until it answers;
+# `stop_nginx WORK` stops it. The access log's lines are nginx's combined format followed by the
+# connection's serial number (`$connection`), which tells requests on one connection apart.
 start_nginx() {
-  local work="$1" port="$2" extra="${3:-}"
+  local work="$1" port="$2" extra="${3:-}" http_extra="${4:-}"
   command -v nginx >/dev/null || { echo "nginx is not installed" >&2; return 1; }
   chmod 755 "$work" "$work/www"
   cat > "$work/nginx.conf" <<CONF
@@ -13,9 +15,12 @@ error_log $work/error.log;
 user root;
 events { worker_connections 64; }
 http {
-  access_log $work/access.log;
+  log_format withconnection '\$remote_addr - \$remote_user [\$time_local] "\$request" \$status '
+    '\$body_bytes_sent "\$http_referer" "\$http_user_agent" \$connection';
+  access_log $work/access.log withconnection;
   sendfile on;
   server { listen 127.0.0.1:$port; root $work/www; $extra }
+  $http_extra
 }
 CONF
   nginx -c "$work/nginx.conf" -p "$work"

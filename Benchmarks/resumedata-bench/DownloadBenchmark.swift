@@ -13,7 +13,7 @@ enum DownloadBenchmark {
   static let usage = """
     USAGE: resumedata-bench download --url <url>... [--tool <path>] [--floor <path>]
                                      [--aria2 <path>] [--connections <n>] [--rounds <n>]
-                                     [--output-dir <dir>]
+                                     [--engine <name>]... [--start-cost] [--output-dir <dir>]
 
     Fetches each URL with `curl -sS -o FILE URL` and with `resumedata download URL -o FILE`
     (the tool built beside this benchmark, or --tool), and with --floor, a program that fetches it
@@ -30,12 +30,23 @@ enum DownloadBenchmark {
       --floor <path>          The urlsession-floor executable (default: none, no floor lines): run
                               discarding the bytes (floor) and writing them to a file (floorw);
                               ours then runs a second time with --digest none (oursnd), the
-                              SHA-256 neither floor computes left out.
+                              SHA-256 neither floor computes left out, and a third time
+                              without its once-a-second state either (oursnp:
+                              --persist-interval 86400).
       --aria2 <path>          aria2c, run as `aria2c -x N -s N` with N the connections, and
                               again with `-k 1M` (aria2k: its smallest piece at ours; by
                               default it splits none below 20 MiB) (default: none, no aria2
                               lines).
       --connections <n>       Connections for ours (`--connections N`) and aria2 (default: 1).
+      --engine <name>         Run ours with `--engine NAME` (repeatable): curl is the line
+                              `ours`, urlsession `oursus` (default: ours once, on its default
+                              engine).
+      --sync-floor            Also run curl followed by `sync FILE` (curlsync): the floor under a
+                              download that, as ours does, flushes the file to disk before it
+                              is done (curl leaves it in the page cache).
+      --start-cost            Also run `resumedata --version` five times (the line `start`: what
+                              the process costs before it downloads anything), and give ours'
+                              CPU time without it beside curl's and aria2's.
       --rounds <n>            Rounds per file (default: 1).
       --output-dir <dir>      Where the downloads are written (default: a temporary directory).
       -h, --help              Show help information.
@@ -69,6 +80,9 @@ enum DownloadBenchmark {
     var aria2: String?
     var connections = 1
     var rounds = 1
+    var engines = [String]()
+    var startCost = false
+    var syncFloor = false
     var outputDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "resumedata-download-bench-\(getpid())")
     let hint =
@@ -79,7 +93,12 @@ enum DownloadBenchmark {
       case "-h", "--help":
         print(usage)
         return 0
-      case "--url", "--tool", "--floor", "--aria2", "--connections", "--rounds", "--output-dir":
+      case "--start-cost":
+        startCost = true
+      case "--sync-floor":
+        syncFloor = true
+      case "--url", "--tool", "--floor", "--aria2", "--connections", "--rounds", "--output-dir",
+        "--engine":
         guard let value = remaining.popFirst() else {
           return usageError("missing value for '\(argument)'", hint: hint)
         }
@@ -88,6 +107,11 @@ enum DownloadBenchmark {
         case "--tool": tool = value
         case "--floor": floor = value
         case "--aria2": aria2 = value
+        case "--engine":
+          guard ["curl", "urlsession"].contains(value) else {
+            return usageError("--engine needs curl or urlsession", hint: hint)
+          }
+          engines.append(value)
         case "--connections":
           guard let count = Int(value), (1...16).contains(count) else {
             return usageError("--connections needs a whole number from 1 to 16", hint: hint)
@@ -108,6 +132,25 @@ enum DownloadBenchmark {
     try? FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: outputDirectory) }
     var failed = false
+    // What the process costs before it downloads anything: the best of five `--version` runs.
+    var start: Usage?
+    if startCost {
+      for _ in 0..<5 {
+        guard let usage = spawn([tool, "--version"]) else {
+          printError("Error: could not start \(tool)")
+          return 1
+        }
+        start = start.map { $0.merged(with: usage) } ?? usage
+      }
+      if let start {
+        print(
+          String(
+            format:
+              "download %@ %@  wall %.3f s  cpu %.3f s  peak RSS %.1f MiB (resumedata --version)",
+            padded("-", 10), padded("start", 6), start.wall, start.cpu,
+            Double(start.peakKiB) / 1024))
+      }
+    }
     for url in urls {
       let name = URL(string: url)?.lastPathComponent ?? "file"
       let theirs = outputDirectory.appendingPathComponent("curl-\(name)").path
@@ -116,10 +159,23 @@ enum DownloadBenchmark {
       var contenders: [(label: String, command: [String])] = [
         ("curl", ["/usr/bin/curl", "-sS", "-o", theirs, url])
       ]
-      let viaAria2 = ["aria2", "aria2k"].map {
+      // With one connection aria2's -k makes no difference: one line.
+      let aria2Labels = connections > 1 ? ["aria2", "aria2k"] : ["aria2"]
+      let viaAria2 = aria2Labels.map {
         outputDirectory.appendingPathComponent("\($0)-\(name)").path
       }
       let floorOutput = outputDirectory.appendingPathComponent("floorw-\(name)").path
+      let syncedOutput = outputDirectory.appendingPathComponent("curlsync-\(name)").path
+      if syncFloor {
+        contenders.append(
+          (
+            "cursyn",
+            [
+              "/bin/sh", "-c", "/usr/bin/curl -sS -o \"$1\" \"$2\" && sync \"$1\"", "sh",
+              syncedOutput, url,
+            ]
+          ))
+      }
       if let floor {
         contenders.append(("floor", [floor, url]))
         // The same, writing every chunk to a file: the floor under any download that keeps it.
@@ -128,7 +184,9 @@ enum DownloadBenchmark {
       if let aria2 {
         // As asked for (`-x N -s N`), and with aria2's smallest piece at ours (1 MiB): by default
         // aria2 splits no piece below 20 MiB, so it uses fewer connections on smaller files.
-        for (label, split) in [("aria2", [String]()), ("aria2k", ["-k", "1M"])] {
+        for (label, split) in [("aria2", [String]()), ("aria2k", ["-k", "1M"])].prefix(
+          aria2Labels.count)
+        {
           contenders.append(
             (
               label,
@@ -139,15 +197,37 @@ enum DownloadBenchmark {
             ))
         }
       }
-      contenders.append(
-        (
-          "ours",
-          [tool, "download", url, "-o", ours, "--state-dir", state]
-            + (connections > 1 ? ["--connections", "\(connections)"] : [])
-        ))
+      // Ours once on its default engine, or once per engine asked for; every output is compared.
+      var oursOutputs = [ours]
+      for engine in engines.isEmpty ? [nil] : engines.map(Optional.some) {
+        let label = engine == "urlsession" ? "oursus" : "ours"
+        let output =
+          label == "ours" ? ours : outputDirectory.appendingPathComponent("\(label)-\(name)").path
+        if label != "ours" { oursOutputs.append(output) }
+        contenders.append(
+          (
+            label,
+            [tool, "download", url, "-o", output, "--state-dir", state]
+              + (connections > 1 ? ["--connections", "\(connections)"] : [])
+              + (engine.map { ["--engine", $0] } ?? [])
+          ))
+      }
       // Beside the floors, ours without the SHA-256 it computes by default (which neither floor
       // nor curl computes): what the transfer and the file cost it alone.
       let oursBare = outputDirectory.appendingPathComponent("oursnd-\(name)").path
+      // And without its once-a-second state either (two fsyncs and a new state file a second):
+      // what its transfer and its file cost it, beside curl's.
+      let oursLean = outputDirectory.appendingPathComponent("oursnp-\(name)").path
+      if floor != nil {
+        contenders.append(
+          (
+            "oursnp",
+            [
+              tool, "download", url, "-o", oursLean, "--state-dir", state, "--digest", "none",
+              "--persist-interval", "86400",
+            ] + (connections > 1 ? ["--connections", "\(connections)"] : [])
+          ))
+      }
       if floor != nil {
         contenders.append(
           (
@@ -175,6 +255,10 @@ enum DownloadBenchmark {
               FileManager.default.contentsEqual(atPath: theirs, andPath: $0)
             })
           && (floor == nil || FileManager.default.contentsEqual(atPath: theirs, andPath: oursBare))
+          && (floor == nil || FileManager.default.contentsEqual(atPath: theirs, andPath: oursLean))
+          && oursOutputs.allSatisfy {
+            FileManager.default.contentsEqual(atPath: theirs, andPath: $0)
+          }
           && best.values.allSatisfy { $0.status == 0 }
         failed = failed || !ok
         if round == rounds || !ok {
@@ -190,7 +274,7 @@ enum DownloadBenchmark {
         }
         try? FileManager.default.removeItem(atPath: theirs)
         try? FileManager.default.removeItem(atPath: ours)
-        for path in viaAria2 + [floorOutput, oursBare] {
+        for path in viaAria2 + oursOutputs + [floorOutput, oursBare, syncedOutput, oursLean] {
           try? FileManager.default.removeItem(atPath: path)
         }
         if !ok { break }
@@ -203,10 +287,12 @@ enum DownloadBenchmark {
             padded(contender.label, 6), usage.wall, usage.cpu, Double(usage.peakKiB) / 1024))
       }
       let pairs = [
-        ("ours", "curl"), ("floor", "curl"), ("ours", "floor"), ("ours", "floorw"),
+        ("ours", "curl"), ("oursus", "curl"), ("ours", "cursyn"), ("oursnd", "cursyn"),
+        ("cursyn", "curl"), ("floor", "curl"), ("ours", "floor"),
+        ("oursus", "floor"), ("ours", "floorw"),
         ("oursnd", "floor"), ("oursnd", "floorw"), ("floorw", "floor"),
         ("aria2", "curl"),
-        ("ours", "aria2"), ("ours", "aria2k"),
+        ("ours", "aria2"), ("ours", "aria2k"), ("oursus", "aria2"), ("oursus", "aria2k"),
       ]
       for (top, bottom) in pairs {
         guard let over = best[top], let under = best[bottom] else { continue }
@@ -216,6 +302,22 @@ enum DownloadBenchmark {
             padded("\(top)/\(bottom)", 11), over.wall / under.wall,
             over.cpu / max(under.cpu, 0.001),
             Double(over.peakKiB) / Double(max(under.peakKiB, 1))))
+      }
+      // The targets count CPU without the process's start (a Swift program's runtime and
+      // Foundation loading, paid once whatever it downloads).
+      if let start {
+        for (top, bottom) in [
+          ("ours", "curl"), ("oursnd", "curl"), ("oursnp", "curl"), ("oursus", "curl"),
+          ("ours", "aria2"),
+          ("ours", "aria2k"), ("oursus", "aria2"), ("oursus", "aria2k"),
+        ] {
+          guard let over = best[top], let under = best[bottom] else { continue }
+          let cpu = max(over.cpu - start.cpu, 0)
+          print(
+            String(
+              format: "download %@ less start %@  cpu %.3f s  cpu %.2fx", padded(name, 10),
+              padded("\(top)/\(bottom)", 11), cpu, cpu / max(under.cpu, 0.001)))
+        }
       }
     }
     return failed ? 1 : 0

@@ -5,10 +5,6 @@ import PortableFoundation
 import PropertyList
 import ResumeData
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// How a download ended.
 public enum DownloadResult: Sendable, Hashable {
   /// The file is complete at its destination; its digest in lowercase hex (when computed).
@@ -19,7 +15,8 @@ public enum DownloadResult: Sendable, Hashable {
   case failed(DownloadError, resumeData: Data?)
 }
 
-/// One resumable download over Foundation's URLSession that speaks Apple's resume data.
+/// One resumable download that speaks Apple's resume data, over libcurl (Linux) or URLSession
+/// (`DownloadConfiguration.engine`).
 ///
 /// The partial file is appended to only when the server's 206 continues it exactly (Content-Range
 /// starting at its length, the same total, no content encoding); a 200 replaces it (reported as a
@@ -82,6 +79,7 @@ public actor Download {
     guard ResumePlan.isHTTP(request.url) else {
       throw DownloadError(.unsupportedURL, "\(request.url) is not an http or https URL")
     }
+    try Self.checkEngine(configuration)
     try Self.checkHeaders(of: request, "the request")
     let name = "CFNetworkDownload_\(Self.randomSuffix()).tmp"
     self.init(
@@ -107,6 +105,7 @@ public actor Download {
     let plan = try ResumePlan(
       resumeData: blob, temporaryDirectory: configuration.temporaryDirectory,
       allowedDirectories: configuration.allowedDirectories)
+    try Self.checkEngine(configuration)
     try Self.checkHeaders(of: plan.request, "the blob's current request")
     try Self.checkHeaders(of: plan.originalRequest, "the blob's original request")
     self.init(
@@ -130,6 +129,24 @@ public actor Download {
     partialURL = partial
     self.destination = destination
     self.configuration = configuration
+  }
+
+  /// Refuses an engine this build lacks, and a certificate authority the engine cannot take or
+  /// the file does not hold, before anything is opened.
+  private static func checkEngine(_ configuration: DownloadConfiguration) throws(DownloadError) {
+    let engine = configuration.engine
+    guard DownloadEngine.isAvailable(engine) else {
+      throw DownloadError(
+        .unsupportedEngine, "the \(engine.rawValue) engine is not built in on this platform")
+    }
+    guard let authority = configuration.certificateAuthority else { return }
+    guard DownloadEngine.trustsOwnAuthority(engine) else {
+      throw DownloadError(
+        .unsupportedEngine,
+        "URLSession on this platform (FoundationNetworking) cannot trust a certificate authority "
+          + "of one's own; use the curl engine")
+    }
+    try CertificateAuthority.check(authority)
   }
 
   /// Refuses a request whose header fields cannot be sent as they are: libcurl, under Foundation
@@ -175,8 +192,9 @@ public actor Download {
   /// Bytes received so far (on disk, or on their way there).
   public var bytesReceived: Int64 { book?.bytesOnDisk ?? file?.length ?? 0 }
 
-  /// The most chunks URLSession held for the delegate at once, in any of this download's requests,
-  /// while the delegate queue held it back (it is never more than `maximumQueuedChunks`).
+  /// The most chunks the transport held for the download at once, in any of its requests: over
+  /// URLSession, while the delegate queue held it back (never more than `maximumQueuedChunks`);
+  /// over libcurl, which hands over one piece at a time and waits, 1.
   @_spi(Testing)
   public var largestQueuedChunks: Int { largestBacklog }
 
@@ -214,8 +232,9 @@ public actor Download {
       switch await driveSegments(restarts: &restarts) {
       case .ended(let result):
         return result
-      case .fallback(let reason):
+      case .fallback(let reason, let adopted):
         eventSink.yield(.singleConnection(reason: reason))
+        return await driveOne(restarts: restarts, adopted: adopted)
       }
     }
     return await driveOne(restarts: restarts)
@@ -228,71 +247,97 @@ public actor Download {
       DownloadConfiguration.connectionRange.upperBound)
   }
 
-  /// The download over one connection at a time, appending to the partial file.
-  private func driveOne(restarts: Int) async -> DownloadResult {
+  /// The download over one connection at a time, appending to the partial file; `adopted`, a
+  /// segmented run's probe answered with the whole file, is its first exchange.
+  private func driveOne(restarts: Int, adopted: Adoption? = nil) async -> DownloadResult {
     let file: PartialFile
-    do {
-      file = try PartialFile(url: partialURL, algorithm: configuration.digestAlgorithm)
-    } catch {
-      return .failed(error, resumeData: nil)
+    if let adopted {
+      file = adopted.file
+    } else {
+      do {
+        file = try PartialFile(url: partialURL, algorithm: configuration.digestAlgorithm)
+      } catch {
+        return .failed(error, resumeData: nil)
+      }
     }
     self.file = file
     var attempt = 0
     var restarts = restarts
+    var adopted = adopted
+    // After a 416 that did not name the file's length, the next request asks for it.
+    var lengthCheck = false
     while true {
-      if stopRequested { return await paused() }
+      if stopRequested {
+        if let adopted {
+          adopted.transfer.stop(.stopped)
+          _ = await adopted.transfer.outcome()
+          adopted.transport.close()
+        }
+        return await paused()
+      }
       let offset = file.length
-      let requestRange = record.current.headerFields.first {
-        $0.name.caseInsensitiveCompare("Range") == .orderedSame
-      }?.value
-      var rangeHeaders = [(String, String)]()
-      if offset > 0 {
+      let transfer: Transfer
+      let transport: any HTTPTransport
+      let outcome: Transfer.Outcome
+      if let taken = adopted {
+        adopted = nil
+        (transfer, transport) = (taken.transfer, taken.transport)
+        self.transfer = transfer
+        let watchdog = Task { await self.watch(transfer) }
+        outcome = await transfer.outcome()
+        watchdog.cancel()
+      } else {
+        let requestRange = record.current.headerFields.first {
+          $0.name.caseInsensitiveCompare("Range") == .orderedSame
+        }?.value
+        var rangeHeaders = [(String, String)]()
         // Without a validator the server cannot say the file is unchanged: never splice.
         let validator = strongTag ?? record.lastModified
-        switch HTTPRange.resumeHeader(received: offset, requestRange: requestRange) {
-        case .complete:
-          return await finish(file)
-        case .header(let value) where validator != nil:
-          rangeHeaders = [("Range", value), ("If-Range", validator!)]
-        case .header, .restart, .none:
-          let reason =
-            validator == nil
-            ? "no ETag or Last-Modified was recorded, so the partial file cannot be trusted"
-            : "the request's own range cannot be continued"
-          if let failure = startOver(reason, truncate: file.truncate) { return failure }
-          continue
-        }
-      } else if let requestRange {
-        rangeHeaders = [("Range", requestRange)]
-      }
-      eventSink.yield(offset > 0 ? .resumed(offset: offset) : .started)
-      let transfer = Transfer(
-        file: file,
-        expectation: .init(offset: offset, sentRange: offset > 0, knownTotal: total),
-        rangeHeaders: rangeHeaders, maximumQueuedChunks: configuration.maximumQueuedChunks,
-        emit: { [eventSink] in eventSink.yield($0) },
-        accept: { [record = record, file] learned in
-          // On the delegate queue, which waits for it: no hop to this actor (the executor it
-          // would need may be the very thread that waits).
-          var record = record
-          record.learn(learned)
-          if record.stateFile != nil {
-            _ = try? record.persist(file.length, flush: file.synchronize)
+        if lengthCheck, let validator, offset > 0 {
+          rangeHeaders = [("Range", "bytes=0-0"), ("If-Range", validator)]
+        } else if offset > 0 {
+          switch HTTPRange.resumeHeader(received: offset, requestRange: requestRange) {
+          case .complete:
+            return await finish(file)
+          case .header(let value) where validator != nil:
+            rangeHeaders = [("Range", value), ("If-Range", validator!)]
+          case .header, .restart, .none:
+            let reason =
+              validator == nil
+              ? "no ETag or Last-Modified was recorded, so the partial file cannot be trusted"
+              : "the request's own range cannot be continued"
+            if let failure = startOver(reason, truncate: file.truncate) { return failure }
+            continue
           }
-        })
-      self.transfer = transfer
-      let watchdog = Task { await self.watch(transfer) }
-      let outcome = await transfer.run(
-        request(rangeHeaders), configuration: sessionConfiguration())
-      watchdog.cancel()
+        } else if let requestRange {
+          rangeHeaders = [("Range", requestRange)]
+        }
+        let checking = lengthCheck && !rangeHeaders.isEmpty
+        lengthCheck = false
+        if !checking { eventSink.yield(offset > 0 ? .resumed(offset: offset) : .started) }
+        guard let made = makeTransport(connections: 1) else { return await unavailable() }
+        transport = made
+        transfer = Self.makeTransfer(
+          record: record, eventSink: eventSink, file: file,
+          expectation: .init(
+            offset: offset, sentRange: offset > 0, knownTotal: total, lengthCheck: checking),
+          rangeHeaders: rangeHeaders)
+        self.transfer = transfer
+        let watchdog = Task { await self.watch(transfer) }
+        outcome = await transfer.run(request(rangeHeaders), over: transport)
+        watchdog.cancel()
+      }
+      transport.close()
       self.transfer = nil
-      largestBacklog = max(largestBacklog, transfer.peakBacklog)
+      largestBacklog = max(largestBacklog, transport.peakBacklog)
       learn(transfer.learned)
       switch outcome {
       case .complete, .alreadyComplete:
         return await finish(file)
       case .stopped:
         return await paused()
+      case .askLength:
+        lengthCheck = true
       case .restart(let reason):
         restarts += 1
         guard restarts <= 3 else {
@@ -312,12 +357,42 @@ public actor Download {
     }
   }
 
+  /// A transfer appending to `file`, whose accepted response is persisted (with the state file)
+  /// before its body is let in.
+  private static func makeTransfer(
+    record: ResumeRecord, eventSink: AsyncStream<DownloadEvent>.Continuation, file: PartialFile,
+    expectation: Transfer.Expectation, rangeHeaders: [(String, String)]
+  ) -> Transfer {
+    Transfer(
+      file: file, expectation: expectation, rangeHeaders: rangeHeaders,
+      emit: { [eventSink] in eventSink.yield($0) },
+      accept: { [record = record, file] learned in
+        // On the transport's thread, which waits for it: no hop to this actor (the executor it
+        // would need may be the very thread that waits).
+        var record = record
+        record.learn(learned)
+        if record.stateFile != nil {
+          _ = try? record.persist(file.length, flush: file.synchronize)
+        }
+      })
+  }
+
+  /// A segmented run's probe answered with the whole file (200): the transfer that took its
+  /// exchange over, the file it appends to and the transport it runs on, for `driveOne`.
+  struct Adoption: Sendable {
+    var transfer: Transfer
+    var file: PartialFile
+    var transport: any HTTPTransport
+  }
+
   // MARK: Segments
 
   /// How a segmented run ended: with the download's result, or handing over to one connection.
   private enum SegmentsEnd {
     case ended(DownloadResult)
-    case fallback(String)
+    /// Over one connection, for this reason; with the probe's exchange when its answer (the whole
+    /// file) is being kept.
+    case fallback(String, Adoption?)
   }
 
   /// How one connection of a segmented run ended.
@@ -382,7 +457,9 @@ public actor Download {
         } catch {
           return .ended(await failed(error))
         }
-        eventSink.yield(known.bytesOnDisk > 0 ? .resumed(offset: known.bytesOnDisk) : .started)
+        eventSink.yield(
+          known.bytesOnDisk > 0
+            ? .resumedSegments(bytesOnDisk: known.bytesOnDisk, total: known.total) : .started)
         eventSink.yield(.segmented(connections: schedule.connectionsAtWork(of: connections)))
       } else {
         book = SegmentBook()
@@ -391,13 +468,22 @@ public actor Download {
       }
       map = nil
       self.book = book
-      let fetcher = makeFetcher(book: book, file: file, probe: probe, validator: validator)
+      guard let transport = makeTransport(connections: connections) else {
+        return .ended(await unavailable())
+      }
+      let adoption = AdoptionBox()
+      let fetcher = makeFetcher(
+        book: book, file: file, probe: probe, validator: validator, transport: transport,
+        adoption: adoption)
       self.fetcher = fetcher
       if stopRequested { book.stop(.paused) }
       let watchdog = Task { await self.watchSegments(fetcher, book) }
       let ends = await runWorkers(book: book, fetcher: fetcher, probe: probe)
       watchdog.cancel()
-      fetcher.close()
+      let adopted = adoption.value.withLock { $0 }
+      // An adopted exchange goes on over the transport: only the fetcher's own end.
+      if adopted != nil { fetcher.cancelAll() } else { fetcher.close() }
+      largestBacklog = max(largestBacklog, fetcher.peakBacklog)
       self.fetcher = nil
       learnSegments()
       if let total = book.identity?.total, book.isComplete {
@@ -407,7 +493,13 @@ public actor Download {
         // Nothing was written past the prefix: the file is what one connection continues.
         self.book = nil
         segmentFile = nil
-        return .fallback(reason)
+        return .fallback(reason, adopted)
+      }
+      // A probe adopted and then stopped (a pause raced it): its transport is done with.
+      adopted?.transfer.stop(.stopped)
+      if let adopted {
+        _ = await adopted.transfer.outcome()
+        adopted.transport.close()
       }
       switch book.stop {
       case .paused:
@@ -433,16 +525,30 @@ public actor Download {
   /// the schedule and persists the map before the file grows past its prefix, so that resume data
   /// describes the file at every instant.
   private func makeFetcher(
-    book: SegmentBook, file: SegmentFile, probe: Int64?, validator: String?
+    book: SegmentBook, file: SegmentFile, probe: Int64?, validator: String?,
+    transport: any HTTPTransport, adoption: AdoptionBox
   ) -> SegmentFetcher {
     let count = connections
     let minimumSize = configuration.minimumSegmentSize
+    // A probe answered with the whole file (200): the answer is kept, as one connection's
+    // transfer from the prefix on disk, never fetched twice.
+    let (url, algorithm, known) = (partialURL, configuration.digestAlgorithm, total)
+    let adopt = { @Sendable [record, eventSink] (start: Int64) -> Transfer? in
+      guard let partial = try? PartialFile(url: url, algorithm: algorithm) else { return nil }
+      let transfer = Self.makeTransfer(
+        record: record, eventSink: eventSink, file: partial,
+        expectation: .init(offset: start, sentRange: start > 0, knownTotal: known),
+        rangeHeaders: start > 0 ? [("Range", "bytes=\(start)-")] : [])
+      transfer.adopt(on: transport)
+      adoption.value.withLock {
+        $0 = Adoption(transfer: transfer, file: partial, transport: transport)
+      }
+      return transfer
+    }
     return SegmentFetcher(
       book: book, file: file, request: request([]),
-      probeValidator: (probe ?? 0) > 0 ? validator : nil, connections: count,
-      // The session's chunks share one delegate queue; the bound stays that of one transfer.
-      maximumQueuedChunks: configuration.maximumQueuedChunks,
-      configuration: sessionConfiguration(), emit: { [eventSink] in eventSink.yield($0) },
+      probeValidator: (probe ?? 0) > 0 ? validator : nil, transport: transport, adopt: adopt,
+      emit: { [eventSink] in eventSink.yield($0) },
       onProbe: { [record, eventSink] answer in
         let prefix = probe ?? 0
         var schedule = SegmentSchedule(
@@ -567,10 +673,16 @@ public actor Download {
     }
   }
 
+  /// How often the watchdog looks at a running transfer: progress (every quarter second), stalls,
+  /// the state file. Each look wakes two threads; at a few per second they cost nothing beside
+  /// the transfer (every 100 ms, as before December 7, they cost a curl-engine download at 1 MB/s
+  /// more CPU than its bytes did).
+  static let watchInterval: Duration = .milliseconds(250)
+
   /// Runs beside a segmented run: stalled connections, progress, the state file.
   private func watchSegments(_ fetcher: SegmentFetcher, _ book: SegmentBook) async {
     while !Task.isCancelled {
-      try? await Task.sleep(for: .milliseconds(100))
+      try? await Task.sleep(for: Self.watchInterval)
       if Task.isCancelled { return }
       fetcher.failStalled(after: configuration.stallTimeout)
       learnSegments()
@@ -584,7 +696,11 @@ public actor Download {
   /// state file up to date, at once the first time `mayPersist` holds, then every persist interval
   /// while bytes arrive.
   private func housekeeping(bytes: Int64, mayPersist: Bool) {
-    if configuration.releasesFreeMemory { Allocator.releaseFreeMemory() }
+    // URLSession's per-chunk buffers fragment the allocator; the curl engine allocates nothing
+    // per piece, and a trim every tick would cost it more than its transfer.
+    if configuration.releasesFreeMemory, configuration.engine == .urlSession {
+      Allocator.releaseFreeMemory()
+    }
     let now = ContinuousClock.now
     reportProgress(now)
     if configuration.stateFile != nil, mayPersist,
@@ -639,9 +755,9 @@ public actor Download {
   /// freed by the transfer back to the system.
   private func watch(_ transfer: Transfer) async {
     while !Task.isCancelled {
-      // Often enough for progress (every quarter second) and stall detection; backpressure needs
-      // no watching (the delegate queue holds URLSession back).
-      try? await Task.sleep(for: .milliseconds(100))
+      // Backpressure needs no watching (the delegate queue holds URLSession back, libcurl waits
+      // for its handler).
+      try? await Task.sleep(for: Self.watchInterval)
       if Task.isCancelled { return }
       if ContinuousClock.now - transfer.lastByte > configuration.stallTimeout {
         transfer.stop(
@@ -665,7 +781,8 @@ public actor Download {
       let elapsed =
         Double((now - last.instant).components.attoseconds) / 1e18
         + Double((now - last.instant).components.seconds)
-      guard elapsed >= 0.25, bytes != last.bytes || elapsed >= 1 else { return }
+      // A little under the watchdog's quarter second, so that a late tick still reports.
+      guard elapsed >= 0.2, bytes != last.bytes || elapsed >= 1 else { return }
       let instant = Double(bytes - last.bytes) / elapsed
       // A moving average smooths the bursts of a network that delivers in chunks.
       speed = speed == 0 ? instant : 0.7 * speed + 0.3 * instant
@@ -680,28 +797,41 @@ public actor Download {
           bytes: bytes, expected: total, bytesPerSecond: speed, secondsRemaining: remaining)))
   }
 
-  private func request(_ rangeHeaders: [(String, String)]) -> URLRequest {
+  private func request(_ rangeHeaders: [(String, String)]) -> TransportRequest {
     // The URL was checked to parse when the download was made, and redirects only hand out URLs.
-    var request = URLRequest(url: URL(string: record.current.url)!)
-    request.httpMethod = "GET"
-    request.timeoutInterval = record.current.timeoutInterval
+    var request = TransportRequest(url: URL(string: record.current.url)!, headers: [])
     let replaced: Set<String> = ["range", "if-range", "accept-encoding"]
     for header in record.current.headerFields where !replaced.contains(header.name.lowercased()) {
-      request.addValue(header.value, forHTTPHeaderField: header.name)
+      request.headers.append((header.name, header.value))
     }
-    for (name, value) in rangeHeaders { request.setValue(value, forHTTPHeaderField: name) }
+    for (name, value) in rangeHeaders { request.setHeader(name, value) }
     // A compressing server drops Range support for encoded responses: ask for the bytes as stored.
-    request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+    request.setHeader("Accept-Encoding", "identity")
     return request
   }
 
-  private func sessionConfiguration() -> URLSessionConfiguration {
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-    configuration.urlCache = nil
-    configuration.timeoutIntervalForRequest = record.current.timeoutInterval
-    return configuration
+  /// A transport of the configured engine for one run of exchanges (the connections of a
+  /// segmented run share it); nil when this build lacks the engine.
+  private func makeTransport(connections: Int) -> (any HTTPTransport)? {
+    configuration.engine.makeTransport(
+      TransportSettings(
+        connections: connections, maximumQueuedChunks: configuration.maximumQueuedChunks,
+        certificateAuthority: configuration.certificateAuthority,
+        timeout: record.current.timeoutInterval))
   }
+
+  /// The failure of a download whose engine this build lacks.
+  private func unavailable() async -> DownloadResult {
+    await failed(
+      DownloadError(
+        .unsupportedEngine,
+        "the \(configuration.engine.rawValue) engine is not built in on this platform"))
+  }
+}
+
+/// The adoption a segmented run's probe may make, set on the transport's thread.
+final class AdoptionBox: Sendable {
+  let value = Locked<Download.Adoption?>(nil)
 }
 
 /// A flag shared with work on another queue.

@@ -12,7 +12,11 @@ public struct DownloadConfiguration: Sendable {
   /// file it names; a FIFO or a device is refused), so that a killed process, or a machine that
   /// lost power, can resume; nil to keep it only in memory.
   public var stateFile: URL?
-  /// How often the state file is brought up to date while bytes arrive.
+  /// How often, while bytes arrive, the partial file is flushed and the state file brought up to
+  /// date (CLI `--persist-interval`): a machine that loses power loses at most this long's bytes,
+  /// and so does a killed segmented download (its map is as old as the state file; one connection
+  /// continues from the partial file's length, which the kernel keeps). Each time costs two
+  /// `fsync`s and a new state file.
   public var persistInterval: Duration = .seconds(1)
   /// A download with no byte for this long is treated as a lost connection (URLSession's resource
   /// timeout is not enforced on Linux).
@@ -37,19 +41,21 @@ public struct DownloadConfiguration: Sendable {
   /// Segments are not split below this many bytes (a connection's request costs a round trip;
   /// a small remainder is left to the connection already fetching it).
   public var minimumSegmentSize: Int64 = 1 << 20
-  /// How many received chunks (16 KiB each) URLSession may hold for the download. On Linux
+  /// How many received chunks (16 KiB each) URLSession may hold for the download (the URLSession
+  /// engine only: libcurl hands one piece over at a time and waits for it). On Linux
   /// URLSession queues every chunk for its delegate however far the delegate lags; past this
   /// bound, the thread that runs libcurl waits for the delegate, so libcurl stops reading and TCP
   /// holds the server back. This is what keeps memory flat when the disk (or the digest, or a busy
   /// core) is slower than the network. Values below 1 count as 1.
   public var maximumQueuedChunks = 128
-  /// Whether the C allocator is asked, every 100 ms while a transfer runs, to hand freed memory
+  /// Whether the C allocator is asked, every 250 ms while a transfer runs, to hand freed memory
   /// back to the system (glibc's `malloc_trim`). URLSession on Linux allocates a buffer for every
   /// chunk on one thread and frees it on another; glibc keeps such memory in fragmented per-thread
   /// arenas, and a process's resident memory would grow by about 16 MiB per GiB downloaded. The
   /// call affects the whole process (it only returns free pages, but takes the allocator's locks
   /// while it does): an app that manages its own allocator, or cannot afford the pauses, turns
-  /// it off.
+  /// it off. Only the URLSession engine needs it: the curl engine allocates nothing per chunk, and
+  /// never trims.
   public var releasesFreeMemory = true
   /// The digest computed over the file as it arrives.
   public var digestAlgorithm: DigestAlgorithm? = .sha256
@@ -59,6 +65,15 @@ public struct DownloadConfiguration: Sendable {
   public var resumeDataGeneration: ResumeDataGeneration = .keyed
   /// Header fields added to a request made from a URL (a blob's own headers are kept as they are).
   public var headers: [(name: String, value: String)] = []
+  /// The HTTP engine: libcurl's multi interface on Linux, URLSession on Apple platforms
+  /// (`DownloadEngine.platformDefault`); URLSession can be chosen on Linux too. The rest of the
+  /// download behaves the same over either.
+  public var engine: DownloadEngine = .platformDefault
+  /// A PEM file of certificate authorities to trust for https, in place of the system's (as
+  /// curl's `--cacert`): the curl engine, and URLSession on Apple platforms (a server-trust
+  /// challenge evaluated against them). FoundationNetworking on Linux cannot: a download with
+  /// this set over URLSession there fails at once with `unsupported-engine`.
+  public var certificateAuthority: URL?
 
   /// A configuration keeping partial files in `temporaryDirectory`.
   public init(temporaryDirectory: URL) {

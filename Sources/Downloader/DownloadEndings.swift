@@ -63,8 +63,33 @@ extension Download {
     }
   }
 
+  /// A failure: with resume data for what is on disk, or, when nothing is (it failed before its
+  /// first byte: a 404, a refused connection), with none, the empty partial file and the state
+  /// file removed: a retry starts from the URL, and nothing is left behind.
   func failed(_ error: DownloadError) async -> DownloadResult {
-    .failed(error, resumeData: await resumeDataAnyway())
+    if nothingOnDisk() {
+      discardEmpty()
+      return .failed(error, resumeData: nil)
+    }
+    return .failed(error, resumeData: await resumeDataAnyway())
+  }
+
+  /// Whether the partial file holds no byte worth continuing.
+  private func nothingOnDisk() -> Bool {
+    if let book, book.map != nil { return book.bytesOnDisk == 0 }
+    if let segmentFile { return (try? segmentFile.size()) == 0 }
+    return (file?.length ?? 0) == 0
+  }
+
+  /// Removes the empty partial file and the state file (a regular file only: through a link, the
+  /// file it names; a FIFO or a device stays, as `deliver` leaves it).
+  private func discardEmpty() {
+    unlink(partialURL.path)
+    if let stateFile = configuration.stateFile,
+      case .success(.file(let file)) = OutputTarget.resolve(stateFile.path)
+    {
+      unlink(file)
+    }
   }
 
   /// The resume data for what is on disk, written to the state file; or, when that cannot be

@@ -36,6 +36,14 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
     public static let io = Code(rawValue: "io")
     /// The download was cancelled.
     public static let cancelled = Code(rawValue: "cancelled")
+    /// The configured engine is not built in on this platform, or cannot do what the
+    /// configuration asks of it (trust a certificate authority of one's own: URLSession on Linux).
+    public static let unsupportedEngine = Code(rawValue: "unsupported-engine")
+    /// The server's certificate is not trusted (by the system's authorities, or by the ones
+    /// `DownloadConfiguration.certificateAuthority` names): not retried.
+    public static let untrustedServer = Code(rawValue: "untrusted-server")
+    /// The certificate authority file holds no PEM certificate.
+    public static let invalidCertificate = Code(rawValue: "invalid-certificate")
 
     /// The code's name.
     public var description: String { rawValue }

@@ -8,6 +8,9 @@ public enum DownloadEvent: Sendable, Hashable {
   case started
   /// A request went out continuing from `offset` bytes already on disk.
   case resumed(offset: Int64)
+  /// A segmented download continues from the map its resume data recorded: `bytesOnDisk` of the
+  /// file's `total` bytes are held, in ranges anywhere in it (not an offset to continue from).
+  case resumedSegments(bytesOnDisk: Int64, total: Int64)
   /// The partial file was discarded and the download starts over, and why.
   case restarted(reason: String)
   /// The download goes on over this many connections, each fetching segments of the file (the

@@ -1,5 +1,6 @@
 import Foundation
 import OutputFiles
+import ResumeData
 
 /// Many downloads: a concurrency limit with a waiting queue, groups with aggregate progress and a
 /// completion when all their members end, duplicate requests not started twice, and the task list
@@ -244,9 +245,25 @@ public actor DownloadManager {
     }
   }
 
-  /// Every task, in the order added.
+  /// Every task, in the order added. A task no download of this manager is running shows the
+  /// bytes its resume data records as being on disk (a run killed mid-way wrote them there, not
+  /// to the list): the prefix, or for a segmented download every segment held, of its total.
   public func tasks() -> [TaskRecord] {
-    order.compactMap { records[$0] }
+    order.compactMap { id -> TaskRecord? in
+      guard var record = records[id] else { return nil }
+      if running[id] == nil, record.state != .completed,
+        let data = try? Data(contentsOf: stateFile(id)),
+        let blob = try? ResumeData(decoding: data)
+      {
+        if let map = try? blob.segmentMap() {
+          record.bytes = map.bytesOnDisk
+          record.expected = map.total
+        } else if let bytes = blob.bytesReceived {
+          record.bytes = bytes
+        }
+      }
+      return record
+    }
   }
 
   /// Pauses a task (running or queued); its resume data is kept.

@@ -9,13 +9,14 @@ import PortableFoundation
 /// The partial file of a download: appended to as bytes arrive, digested on the way, truncated when
 /// the download starts over.
 ///
-/// Bytes arrive in small chunks (libcurl's 16 KiB) on the URLSession delegate queue, which must
-/// keep up with the network. So each chunk is only copied there into a 1 MiB block, and each full
-/// block is written (one `write`) and digested on an I/O queue of its own, on the other core. The
+/// Bytes arrive in pieces (libcurl's, up to 256 KiB; URLSession's 16 KiB) on the transport's thread,
+/// which must keep up with the network. So each piece is only copied there into a 1 MiB block, and
+/// each full block is written (one `write`) on an I/O queue of its own and digested at the same time
+/// on another. The
 /// blocks come from a fixed pool, allocated once and reused: the chunk itself is freed at once, so
 /// memory does not depend on how long the download runs or on how the allocator treats many small
 /// buffers freed on another thread. When every block is waiting for the I/O queue, the delegate
-/// waits (and so, through the bounded delegate queue, does libcurl).
+/// waits (and so does libcurl: directly, or through URLSession's bounded delegate queue).
 /// `length` counts every byte handed in; `synchronize()` writes everything handed in before it and
 /// flushes the file, so a length read before it is on disk after it.
 final class PartialFile: @unchecked Sendable {
@@ -35,8 +36,11 @@ final class PartialFile: @unchecked Sendable {
   private var pool: [UnsafeMutableRawBufferPointer] = []
   private var failure: DownloadError?
   private let freeBlocks: DispatchSemaphore
-  // The file descriptor's position and the digest are used on `ioQueue` only.
+  // The file descriptor's position is used on `ioQueue` only, the digest on `digestQueue` only:
+  // a block is written and digested at once, on two threads (the digest in the order the blocks
+  // come, as the writes are), and goes back to the pool when both are done.
   private let ioQueue = DispatchQueue(label: "resumedata.partial-file.io")
+  private let digestQueue = DispatchQueue(label: "resumedata.partial-file.digest")
   private var digest: DigestBox?
   private static let blockSize = 1 << 20
   private static let blockCount = 4
@@ -81,6 +85,7 @@ final class PartialFile: @unchecked Sendable {
 
   deinit {
     ioQueue.sync {}
+    digestQueue.sync {}
     try? handle.close()
     block.map { $0.deallocate() }
     for block in pool { block.deallocate() }
@@ -89,23 +94,21 @@ final class PartialFile: @unchecked Sendable {
   /// Appends bytes.
   ///
   /// - Throws: the error of an earlier write, if one failed.
-  func append(_ data: Data) throws(DownloadError) {
+  func append(_ bytes: UnsafeRawBufferPointer) throws(DownloadError) {
     lock.lock()
     defer { lock.unlock() }
     if let failure = poolLock.withLock({ failure }) { throw failure }
-    data.withUnsafeBytes { bytes in
-      var offset = 0
-      while offset < bytes.count {
-        let target = block ?? takeBlock()
-        let count = min(bytes.count - offset, target.count - filled)
-        (target.baseAddress! + filled).copyMemory(
-          from: bytes.baseAddress! + offset, byteCount: count)
-        filled += count
-        offset += count
-        if filled == target.count { sendBlock() }
-      }
+    var offset = 0
+    while offset < bytes.count {
+      let target = block ?? takeBlock()
+      let count = min(bytes.count - offset, target.count - filled)
+      (target.baseAddress! + filled).copyMemory(
+        from: bytes.baseAddress! + offset, byteCount: count)
+      filled += count
+      offset += count
+      if filled == target.count { sendBlock() }
     }
-    lengthStorage.withLock { $0 += Int64(data.count) }
+    lengthStorage.withLock { $0 += Int64(bytes.count) }
   }
 
   /// A free block, made the one being filled (waiting for the I/O queue to free one); the lock is
@@ -128,14 +131,18 @@ final class PartialFile: @unchecked Sendable {
       giveBack(memory)
       return
     }
+    let users = BlockUsers(algorithm == nil ? 1 : 2)
     ioQueue.async { [self] in
-      defer { giveBack(sent.memory) }
       let bytes = UnsafeRawBufferPointer(rebasing: sent.memory[..<sent.count])
       if let error = writeAll(bytes) {
         poolLock.withLock { if failure == nil { failure = error } }
-        return
       }
-      digest?.digest.update(bytes)
+      if users.release() { giveBack(sent.memory) }
+    }
+    guard algorithm != nil else { return }
+    digestQueue.async { [self] in
+      digest?.digest.update(UnsafeRawBufferPointer(rebasing: sent.memory[..<sent.count]))
+      if users.release() { giveBack(sent.memory) }
     }
   }
 
@@ -173,8 +180,9 @@ final class PartialFile: @unchecked Sendable {
     } catch {
       throw DownloadError(.io, "cannot start a digest: \(error)")
     }
+    // After the blocks still being digested: they belong to the version being discarded.
+    digestQueue.sync { digest = fresh }
     let result = ioQueue.sync { () -> DownloadError? in
-      digest = fresh
       guard ftruncate(handle.fileDescriptor, 0) == 0, lseek(handle.fileDescriptor, 0, SEEK_SET) == 0
       else {
         return DownloadError(
@@ -212,7 +220,7 @@ final class PartialFile: @unchecked Sendable {
     lock.lock()
     sendBlock()
     lock.unlock()
-    return ioQueue.sync { digest?.digest.current().hexString }
+    return digestQueue.sync { digest?.digest.current().hexString }
   }
 }
 
@@ -220,6 +228,21 @@ final class PartialFile: @unchecked Sendable {
 private struct Block: @unchecked Sendable {
   let memory: UnsafeMutableRawBufferPointer
   let count: Int
+}
+
+/// How many of the two queues (the write's, the digest's) still use a block.
+private final class BlockUsers: @unchecked Sendable {
+  private let count: Locked<Int>
+
+  init(_ users: Int) { count = Locked(users) }
+
+  /// One user is done; true for the last.
+  func release() -> Bool {
+    count.withLock { count in
+      count -= 1
+      return count == 0
+    }
+  }
 }
 
 /// A digest in a box, so that a class can replace it.

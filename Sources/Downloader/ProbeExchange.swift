@@ -103,7 +103,7 @@ final class ProbeExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable
       if let failure, state.failure == nil { state.failure = failure }
       return (true, state.task)
     }
-    if let task { HTTPExchange.cancelElsewhere(task) }
+    if let task { URLSessionTransport.cancelElsewhere(task) }
     if first { finished.signal() }
   }
 

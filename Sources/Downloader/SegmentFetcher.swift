@@ -5,7 +5,7 @@ import PortableFoundation
   import FoundationNetworking
 #endif
 
-/// The connections of a segmented run: one URLSession whose data tasks each fetch one segment
+/// The connections of a segmented run: one transport whose exchanges each fetch one segment
 /// (`Range: bytes=S-E`, `If-Range`) and write it at its offset.
 ///
 /// Every response is held to what was asked: a 206 for exactly that range of the same total, not
@@ -14,7 +14,7 @@ import PortableFoundation
 /// no file is ever assembled from two versions of the resource. The first request of a new run
 /// (the probe) asks for everything from the prefix already on disk (`bytes=R-`); only a 206 with a
 /// known total and a strong validator lets the run go on in segments.
-final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+final class SegmentFetcher: ExchangeHandler, @unchecked Sendable {
   /// How one fetch ended.
   enum Outcome: Sendable, Hashable {
     /// The segment is on disk.
@@ -46,87 +46,94 @@ final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     var outcome: Outcome?
     var writing = false
     var lastByte = ContinuousClock.now
-    var task: URLSessionDataTask?
   }
 
   private struct State {
     var exchanges: [Int: Exchange] = [:]
+    // Probes whose answer (the whole file) a transfer took over: the rest of their calls go there.
+    var adopted: [Int: Transfer] = [:]
     var url: URL?
     var stopped = false
+    var nextID = 0
   }
 
   private let book: SegmentBook
   private let file: SegmentFile
-  private let baseRequest: URLRequest
+  private let baseRequest: TransportRequest
   // The If-Range of a probe that continues a prefix already on disk (nil from byte 0).
   private let probeValidator: String?
-  private let delegateQueue: DelegateQueue
+  private let transport: any HTTPTransport
   private let state = Locked(State())
-  // Runs on the delegate queue when the probe's answer allows segments, before its body is let in:
-  // the download sets up the schedule, persists the map and allocates the file. An error (it
-  // could not) fails the probe.
+  // Runs on the transport's thread when the probe's answer allows segments, before its body is
+  // let in: the download sets up the schedule, persists the map and allocates the file. An error
+  // (it could not) fails the probe.
   private let onProbe: @Sendable (ProbeAnswer) -> DownloadError?
   private let emit: @Sendable (DownloadEvent) -> Void
-  private var session: URLSession!
+  // Makes the transfer that keeps a probe's 200 as the file (nil: it could not, and the probe
+  // falls back as before).
+  private let adopt: @Sendable (Int64) -> Transfer?
 
-  /// A fetcher of segments of `request` (its Range and If-Range are set for each fetch).
+  /// A fetcher of segments of `request` (its Range and If-Range are set for each fetch) over
+  /// `transport`, which it closes.
   init(
-    book: SegmentBook, file: SegmentFile, request: URLRequest, probeValidator: String?,
-    connections: Int, maximumQueuedChunks: Int, configuration: URLSessionConfiguration,
+    book: SegmentBook, file: SegmentFile, request: TransportRequest, probeValidator: String?,
+    transport: any HTTPTransport, adopt: @escaping @Sendable (Int64) -> Transfer?,
     emit: @escaping @Sendable (DownloadEvent) -> Void,
     onProbe: @escaping @Sendable (ProbeAnswer) -> DownloadError?
   ) {
+    self.adopt = adopt
     self.book = book
     self.file = file
     baseRequest = request
     self.probeValidator = probeValidator
+    self.transport = transport
     self.emit = emit
     self.onProbe = onProbe
-    delegateQueue = DelegateQueue(limit: maximumQueuedChunks)
-    super.init()
-    configuration.httpMaximumConnectionsPerHost = max(connections, 1)
-    session = URLSession(
-      configuration: configuration, delegate: self, delegateQueue: delegateQueue)
   }
 
   /// The URL the segments are fetched from (the request's, or where a redirect led).
   var url: URL? { state.withLock { $0.url ?? baseRequest.url } }
 
-  /// Ends every fetch (they return `.stopped` unless they already ended) and the session.
+  /// The most pieces of body the transport held for this fetcher at once.
+  var peakBacklog: Int { transport.peakBacklog }
+
+  /// Ends every fetch (they return `.stopped` unless they already ended) and the transport.
   func close() {
     cancelAll()
-    session.invalidateAndCancel()
+    transport.close()
   }
 
-  /// Stops every fetch in flight: each returns `.stopped` unless it already has an outcome.
+  /// Stops every fetch in flight: each returns `.stopped` unless it already has an outcome. An
+  /// adopted probe's exchange goes on (its transfer is the download's now).
   func cancelAll() {
-    let tasks = state.withLock { state -> [URLSessionDataTask] in
+    let (ids, adopted) = state.withLock { state -> ([Int], Bool) in
       state.stopped = true
-      var tasks = [URLSessionDataTask]()
-      for (id, exchange) in state.exchanges {
-        if exchange.outcome == nil { state.exchanges[id]?.outcome = .stopped }
-        if let task = exchange.task { tasks.append(task) }
+      for (id, exchange) in state.exchanges where exchange.outcome == nil {
+        state.exchanges[id]?.outcome = .stopped
       }
-      return tasks
+      return (Array(state.exchanges.keys), !state.adopted.isEmpty)
     }
-    delegateQueue.open()
-    for task in tasks { HTTPExchange.cancelElsewhere(task) }
+    if adopted {
+      for id in ids { transport.cancel(id) }
+    } else {
+      transport.cancelAll()
+    }
   }
 
   /// Fails every fetch that has had no byte for `timeout` (they are retried).
   func failStalled(after timeout: Duration) {
     let now = ContinuousClock.now
-    let stalled = state.withLock { state -> [URLSessionDataTask] in
-      var tasks = [URLSessionDataTask]()
+    let stalled = state.withLock { state -> [Int] in
+      var ids = [Int]()
       for (id, exchange) in state.exchanges where now - exchange.lastByte > timeout {
-        guard exchange.outcome == nil, let task = exchange.task else { continue }
+        guard exchange.outcome == nil else { continue }
         state.exchanges[id]?.outcome = .failed(
           DownloadError(.stalled, "no byte arrived for \(timeout.components.seconds) s"))
-        tasks.append(task)
+        ids.append(id)
       }
-      return tasks
+      return ids
     }
-    for task in stalled { HTTPExchange.cancelElsewhere(task) }
+    for id in stalled { transport.cancel(id) }
   }
 
   /// Fetches a segment (or, with `range` nil, probes from `start`), writing it into the file.
@@ -141,120 +148,113 @@ final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendabl
       headers.append(("Range", "bytes=\(start)-"))
     }
     if let validator, !validator.isEmpty { headers.append(("If-Range", validator)) }
-    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    for (name, value) in headers { request.setHeader(name, value) }
     return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-      let task = session.dataTask(with: request)
-      let stopped = state.withLock { state -> Bool in
-        state.exchanges[task.taskIdentifier] = Exchange(
-          worker: worker, start: start, range: range, continuation: continuation,
-          outcome: state.stopped ? .stopped : nil, task: task)
-        return state.stopped
+      let id = state.withLock { state -> Int? in
+        guard !state.stopped else { return nil }
+        state.nextID += 1
+        state.exchanges[state.nextID] = Exchange(
+          worker: worker, start: start, range: range, continuation: continuation)
+        return state.nextID
       }
-      if stopped {
-        state.withLock { _ = $0.exchanges.removeValue(forKey: task.taskIdentifier) }
+      guard let id else {
         continuation.resume(returning: .stopped)
         return
       }
-      task.resume()
+      transport.start(request, id: id, handler: self)
     }
   }
 
-  // MARK: URLSessionDataDelegate
+  // MARK: ExchangeHandler
 
-  func urlSession(
-    _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
-  ) {
-    let id = dataTask.taskIdentifier
+  func exchange(_ id: Int, didReceive http: TransportResponse) -> Bool {
     guard let exchange = state.withLock({ $0.exchanges[id] }), exchange.outcome == nil else {
-      completionHandler(.cancel)
-      return
+      return false
     }
-    guard let http = response as? HTTPURLResponse else {
-      end(id, .failed(DownloadError(.network, "the response is not HTTP")))
-      completionHandler(.cancel)
-      return
+    if exchange.range == nil, http.status == 200, let transfer = adopt(exchange.start) {
+      // The whole file: kept as it streams, never fetched again. The probe's fetch ends now
+      // (its worker hands over to one connection); the exchange is the transfer's.
+      let continuation = state.withLock { state in
+        state.adopted[id] = transfer
+        return state.exchanges.removeValue(forKey: id)?.continuation
+      }
+      continuation?.resume(
+        returning: .fallback(
+          "the server does not serve byte ranges (it answered 200 to bytes=\(exchange.start)-): "
+            + "its answer is kept"))
+      return transfer.exchange(id, didReceive: http)
     }
     let decision =
       exchange.range.map { judge(http, asked: $0) } ?? judgeProbe(http, from: exchange.start)
     if let decision {
       end(id, decision)
-      completionHandler(.cancel)
-      return
+      return false
     }
     state.withLock { $0.exchanges[id]?.writing = true }
-    completionHandler(.allow)
+    return true
   }
 
-  func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-    let id = dataTask.taskIdentifier
-    guard
-      let exchange = state.withLock({ state -> Exchange? in
-        state.exchanges[id]?.lastByte = .now
-        return state.exchanges[id]
-      }), exchange.writing, exchange.outcome == nil
-    else { return }
-    let claim = book.claim(exchange.start, worker: exchange.worker, count: data.count)
+  func exchange(_ id: Int, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
+    let (exchange, adopted) = state.withLock { state -> (Exchange?, Transfer?) in
+      state.exchanges[id]?.lastByte = .now
+      return (state.exchanges[id], state.adopted[id])
+    }
+    if let adopted { return adopted.exchange(id, didReceive: bytes) }
+    guard let exchange, exchange.writing, exchange.outcome == nil else { return false }
+    let claim = book.claim(exchange.start, worker: exchange.worker, count: bytes.count)
     var complete = false
     if claim.count == 0 {
       complete = book.isDone(exchange.start)
     } else {
-      let failure = data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> DownloadError? in
-        do throws(DownloadError) {
-          try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<claim.count]), at: claim.offset)
-          return nil
-        } catch {
-          return error
-        }
-      }
-      if let error = failure {
+      do throws(DownloadError) {
+        try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<claim.count]), at: claim.offset)
+      } catch {
         book.stop(.failed(error))
         end(id, .failed(error))
-        HTTPExchange.cancelElsewhere(dataTask)
-        return
+        return false
       }
       complete = book.commit(exchange.start, through: claim.offset + Int64(claim.count))
     }
     // The rest belongs to the next segment (its end moved when another connection took it over),
     // or the run is stopping: this connection's part is over.
-    if complete || claim.count < data.count {
+    if complete || claim.count < bytes.count {
       end(id, complete ? .done : .stopped)
-      HTTPExchange.cancelElsewhere(dataTask)
+      return false
     }
+    return true
   }
 
-  func urlSession(
-    _ session: URLSession, task: URLSessionTask,
-    willPerformHTTPRedirection response: HTTPURLResponse,
-    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
-  ) {
-    if let refusal = HTTPExchange.refusal(ofRedirectTo: request) {
-      end(task.taskIdentifier, .failed(refusal))
-      completionHandler(nil)
-      return
+  func exchange(
+    _ id: Int, willRedirectFrom current: TransportRequest, response: TransportResponse,
+    to next: TransportRequest
+  ) -> TransportRequest? {
+    if let refusal = HTTPExchange.refusal(ofRedirectTo: next.url) {
+      end(id, .failed(refusal))
+      return nil
     }
     let rangeHeaders = ["Range", "If-Range"].compactMap { name in
-      task.currentRequest?.value(forHTTPHeaderField: name).map { (name, $0) }
+      current.header(name).map { (name, $0) }
     }
-    let next = HTTPExchange.redirect(task, to: request, keeping: rangeHeaders)
-    if let url = next.url {
-      let probe = state.withLock { state -> Bool in
-        let probe = state.exchanges[task.taskIdentifier]?.range == nil
-        if probe { state.url = url }
-        return probe
-      }
-      if probe { emit(.redirected(url)) }
+    let request = HTTPExchange.redirect(from: current, to: next, keeping: rangeHeaders)
+    let probe = state.withLock { state -> Bool in
+      let probe = state.exchanges[id]?.range == nil
+      if probe { state.url = request.url }
+      return probe
     }
-    completionHandler(next)
+    if probe { emit(.redirected(request.url)) }
+    return request
   }
 
-  func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-    let id = task.taskIdentifier
+  func exchange(_ id: Int, didCompleteWith error: TransportError?) {
+    if let adopted = state.withLock({ $0.adopted.removeValue(forKey: id) }) {
+      adopted.exchange(id, didCompleteWith: error)
+      return
+    }
     guard let exchange = state.withLock({ $0.exchanges.removeValue(forKey: id) }) else { return }
     var outcome = exchange.outcome
     if outcome == nil {
       if let error {
-        outcome = .failed(DownloadError(.network, error.localizedDescription))
+        outcome = .failed(error.downloadError)
       } else if exchange.range != nil, book.isDone(exchange.start) {
         outcome = .done
       } else {
@@ -270,9 +270,9 @@ final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendabl
   // MARK: Deciding
 
   /// What a segment's response means: nil to write its body, else how the fetch ends.
-  private func judge(_ response: HTTPURLResponse, asked: ClosedRange<Int64>) -> Outcome? {
+  private func judge(_ response: TransportResponse, asked: ClosedRange<Int64>) -> Outcome? {
     let asking = "bytes \(asked.lowerBound)-\(asked.upperBound)"
-    let status = response.statusCode
+    let status = response.status
     guard let identity = book.identity else {
       return .failed(DownloadError(.network, "a segment was fetched before the file was known"))
     }
@@ -281,7 +281,7 @@ final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendabl
       if let encoding = encoding(response) {
         return .restart("the 206 response for \(asking) is \(encoding) encoded")
       }
-      let value = HTTPExchange.header(response, "Content-Range") ?? ""
+      let value = response.header("Content-Range") ?? ""
       guard let contentRange = HTTPRange.parseContentRange(value),
         contentRange.range == asked, contentRange.total == identity.total
       else {
@@ -312,8 +312,8 @@ final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendabl
 
   /// What the probe's response means: nil to go on in segments (after `onProbe` set them up),
   /// else how the probe ends (`.fallback` to go on over one connection).
-  private func judgeProbe(_ response: HTTPURLResponse, from start: Int64) -> Outcome? {
-    let status = response.statusCode
+  private func judgeProbe(_ response: TransportResponse, from start: Int64) -> Outcome? {
+    let status = response.status
     guard status == 206 else {
       if status == 200 || status == 416 || (200...299).contains(status) {
         return .fallback(
@@ -326,14 +326,14 @@ final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     if let encoding = encoding(response) {
       return .fallback("the server sends the file \(encoding) encoded")
     }
-    guard let value = HTTPExchange.header(response, "Content-Range"),
+    guard let value = response.header("Content-Range"),
       let contentRange = HTTPRange.parseContentRange(value), let range = contentRange.range,
       let total = contentRange.total, range.lowerBound == start, range.upperBound == total - 1
     else {
       return .fallback("the server's 206 does not continue bytes=\(start)- with a known length")
     }
-    let tag = HTTPExchange.header(response, "ETag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
-    let lastModified = HTTPExchange.header(response, "Last-Modified")
+    let tag = response.header("ETag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
+    let lastModified = response.header("Last-Modified")
     guard tag != nil || lastModified != nil else {
       return .fallback(
         "the server sent no strong ETag or Last-Modified, so segments could not be matched")
@@ -352,35 +352,35 @@ final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendabl
 
   /// How the response's validator differs from the one the run is assembling, if it does.
   private func changedValidator(
-    _ response: HTTPURLResponse, _ identity: SegmentBook.Identity
+    _ response: TransportResponse, _ identity: SegmentBook.Identity
   ) -> String? {
     if let tag = identity.entityTag {
-      let sent = HTTPExchange.header(response, "ETag")
+      let sent = response.header("ETag")
       return sent == tag ? nil : "carries ETag \(sent ?? "none"), not \(tag)"
     }
     if let date = identity.lastModified,
-      let sent = HTTPExchange.header(response, "Last-Modified"), sent != date
+      let sent = response.header("Last-Modified"), sent != date
     {
       return "carries Last-Modified \(sent), not \(date)"
     }
     return nil
   }
 
-  private func hasValidator(_ response: HTTPURLResponse) -> Bool {
-    HTTPExchange.header(response, "ETag") != nil
-      || HTTPExchange.header(response, "Last-Modified") != nil
+  private func hasValidator(_ response: TransportResponse) -> Bool {
+    response.header("ETag") != nil
+      || response.header("Last-Modified") != nil
   }
 
   /// The response's content coding, when it is not the identity.
-  private func encoding(_ response: HTTPURLResponse) -> String? {
-    let encoding = HTTPExchange.header(response, "Content-Encoding")?.lowercased()
+  private func encoding(_ response: TransportResponse) -> String? {
+    let encoding = response.header("Content-Encoding")?.lowercased()
     return encoding == nil || encoding == "identity" ? nil : encoding
   }
 
   private static func statusError(_ status: Int) -> DownloadError {
     DownloadError(
       .httpStatus,
-      "the server answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))",
+      "the server answered \(status) \(HTTPExchange.reason(status))",
       status: status)
   }
 
@@ -388,8 +388,8 @@ final class SegmentFetcher: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     exchange.range.map { "\($0.lowerBound)-\($0.upperBound)" } ?? "\(exchange.start)-"
   }
 
-  /// Records how a fetch ends; the first decision wins. The fetch returns from
-  /// `didCompleteWithError`, which URLSession always sends last (after a cancel too).
+  /// Records how a fetch ends; the first decision wins. The fetch returns from the exchange's
+  /// end, which a transport always reports last (after a cancel too).
   private func end(_ id: Int, _ outcome: Outcome) {
     state.withLock { state in
       if state.exchanges[id]?.outcome == nil { state.exchanges[id]?.outcome = outcome }

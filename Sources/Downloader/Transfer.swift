@@ -5,13 +5,10 @@ import PortableFoundation
   import FoundationNetworking
 #endif
 
-/// One HTTP exchange of a download: a URLSession data task whose delegate decides, from the
+/// One HTTP exchange of a download, over whichever transport: its handler decides, from the
 /// response, whether the body continues the partial file, replaces it, completes it or must not
-/// touch it, and then writes each chunk as it arrives (so memory stays bounded).
-///
-/// The task is never suspended and resumed (Foundation on Linux restarts it from byte 0 and
-/// appends); stopping cancels it.
-final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+/// touch it, and then writes each piece as it arrives (so memory stays bounded).
+final class Transfer: ExchangeHandler, @unchecked Sendable {
   /// How the exchange ended.
   enum Outcome: Sendable, Hashable {
     /// The body was the rest of the file (or the whole file), and it all arrived.
@@ -24,6 +21,9 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     case failed(DownloadError)
     /// The download was paused or cancelled.
     case stopped
+    /// The server answered 416 without naming the file's length (Apache, lighttpd): ask for it
+    /// (`Expectation.lengthCheck`) before fetching anything again.
+    case askLength
   }
 
   /// What the request asked for, to judge the response against.
@@ -34,6 +34,10 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     var sentRange: Bool
     /// The complete length, when an earlier response told it.
     var knownTotal: Int64?
+    /// The request asks for `bytes=0-0` with `If-Range`, only to learn the file's length after a
+    /// 416 that did not say it: a 206 naming the partial file's length completes it, a 200 (the
+    /// file changed) is the new file.
+    var lengthCheck = false
   }
 
   /// What the responses told, for the next request and the resume data.
@@ -53,34 +57,32 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   private struct State {
     var outcome: Outcome?
     var continuation: CheckedContinuation<Outcome, Never>?
+    // How the exchange ended, once it has (before anyone waits for it, when it was adopted).
+    var ended: Outcome?
     var learned = Learned()
     var writing = false
     var lastByte = ContinuousClock.now
-    var task: URLSessionDataTask?
+    var transport: (any HTTPTransport)?
   }
 
   private let file: PartialFile
   private let expectation: Expectation
   private let emit: @Sendable (DownloadEvent) -> Void
   // Told what the response says before its body is let in (the download persists it first);
-  // runs on the delegate queue.
+  // runs on the transport's thread (URLSession's delegate queue, or libcurl's thread).
   private let accept: @Sendable (Learned) -> Void
   private let state = Locked(State())
-  // Serial: URLSession calls the delegate one call at a time, in order. Bounded, so that a
-  // delegate behind the network holds libcurl back instead of queueing the whole body.
-  private let delegateQueue: DelegateQueue
   // The Range and If-Range sent, carried over every redirect.
   private let rangeHeaders: [(String, String)]
 
   init(
     file: PartialFile, expectation: Expectation, rangeHeaders: [(String, String)],
-    maximumQueuedChunks: Int, emit: @escaping @Sendable (DownloadEvent) -> Void,
+    emit: @escaping @Sendable (DownloadEvent) -> Void,
     accept: @escaping @Sendable (Learned) -> Void
   ) {
     self.file = file
     self.expectation = expectation
     self.rangeHeaders = rangeHeaders
-    self.delegateQueue = DelegateQueue(limit: maximumQueuedChunks)
     self.emit = emit
     self.accept = accept
   }
@@ -88,81 +90,72 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   /// What the responses told so far.
   var learned: Learned { state.withLock { $0.learned } }
 
-  /// The most deliveries (each one chunk of at most 16 KiB) URLSession had queued for this
-  /// delegate at once while it was held back.
-  var peakBacklog: Int { delegateQueue.peakBacklog }
-
   /// When the last body byte arrived (or the request went out).
   var lastByte: ContinuousClock.Instant { state.withLock { $0.lastByte } }
 
-  /// Sends the request and waits for the exchange to end.
-  func run(_ request: URLRequest, configuration: URLSessionConfiguration) async -> Outcome {
-    let session = URLSession(
-      configuration: configuration, delegate: self, delegateQueue: delegateQueue)
-    let outcome = await withCheckedContinuation {
-      (continuation: CheckedContinuation<Outcome, Never>) in
-      let task = session.dataTask(with: request)
-      let stopped = state.withLock { state -> Bool in
-        state.continuation = continuation
-        state.task = task
-        state.learned.url = request.url
-        state.lastByte = .now
-        return state.outcome != nil
+  /// Sends the request over `transport` and waits for the exchange to end.
+  func run(_ request: TransportRequest, over transport: any HTTPTransport) async -> Outcome {
+    let stopped = state.withLock { state -> Bool in
+      state.transport = transport
+      state.learned.url = request.url
+      state.lastByte = .now
+      return state.outcome != nil
+    }
+    transport.start(request, id: 0, handler: self)
+    // A stop that came before the exchange existed ends it now.
+    if stopped { transport.cancelAll() }
+    return await outcome()
+  }
+
+  /// Takes over an exchange already under way on `transport` (a segmented run's probe answered
+  /// with the whole file): its response and body come here from now on; `outcome()` waits for its
+  /// end.
+  func adopt(on transport: any HTTPTransport) {
+    state.withLock { state in
+      state.transport = transport
+      state.lastByte = .now
+    }
+  }
+
+  /// Waits for the exchange to end (it may have already).
+  func outcome() async -> Outcome {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+      let ended = state.withLock { state -> Outcome? in
+        if state.ended == nil { state.continuation = continuation }
+        return state.ended
       }
-      task.resume()
-      // A stop that came before the task existed cancels it now.
-      if stopped { cancel(task) }
+      if let ended { continuation.resume(returning: ended) }
     }
-    // The session holds its delegate until it is invalidated.
-    delegateQueue.open()
-    session.invalidateAndCancel()
-    return outcome
   }
 
-  /// Ends the exchange with `outcome` (unless it already has one) by cancelling its task.
+  /// Ends the exchange with `outcome` (unless it already has one).
   func stop(_ outcome: Outcome) {
-    let task = state.withLock { state -> URLSessionDataTask? in
+    let transport = state.withLock { state -> (any HTTPTransport)? in
       if state.outcome == nil { state.outcome = outcome }
-      return state.task
+      return state.transport
     }
-    if let task { cancel(task) }
+    transport?.cancelAll()
   }
 
-  /// Cancels the task. Cancelling runs synchronously on URLSession's work queue, which may be
-  /// waiting for room on the delegate queue (so that stops holding it back first), or may be this
-  /// very thread (delegate calls can run on it): the cancel itself is made from elsewhere.
-  private func cancel(_ task: URLSessionTask) {
-    delegateQueue.open()
-    HTTPExchange.cancelElsewhere(task)
-  }
+  // MARK: ExchangeHandler
 
-  // MARK: URLSessionDataDelegate
-
-  func urlSession(
-    _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
-  ) {
-    guard let http = response as? HTTPURLResponse else {
-      finish(.failed(DownloadError(.network, "the response is not HTTP")))
-      completionHandler(.cancel)
-      return
-    }
+  func exchange(_ id: Int, didReceive http: TransportResponse) -> Bool {
     let decision = judge(http)
-    let encoding = HTTPExchange.header(http, "Content-Encoding")?.lowercased()
+    let encoding = http.header("Content-Encoding")?.lowercased()
     // libcurl decodes an encoded body, so its Content-Length is not the number of bytes written.
     let plain = encoding == nil || encoding == "identity"
     state.withLock { state in
-      state.learned.status = http.statusCode
+      state.learned.status = http.status
       // Only a body that goes into the file says what the file is.
       if case .write = decision.action {
         state.learned.wrote = true
-        state.learned.entityTag = HTTPExchange.header(http, "ETag")
-        state.learned.lastModified = HTTPExchange.header(http, "Last-Modified")
+        state.learned.entityTag = http.header("ETag")
+        state.learned.lastModified = http.header("Last-Modified")
         state.learned.bodyExpected =
-          plain ? HTTPExchange.header(http, "Content-Length").flatMap { Int64($0) } : nil
+          plain ? http.header("Content-Length").flatMap { Int64($0) } : nil
       }
       if let total = decision.total { state.learned.total = total }
-      if let url = http.url { state.learned.url = url }
+      state.learned.url = http.url
     }
     switch decision.action {
     case .write(let restartReason):
@@ -171,66 +164,62 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
           try file.truncate()
         } catch {
           finish(.failed(error))
-          completionHandler(.cancel)
-          return
+          return false
         }
         state.withLock { $0.learned.restartReason = restartReason }
         emit(.restarted(reason: restartReason))
       }
       // The body is let in only once the download has recorded the validators it belongs to, so
       // that a process killed at any later instant leaves resume data that can continue it.
-      // Foundation on Linux delivers body data before the completion handler below is called,
-      // so holding the handler back would not hold the data back; persisting here, on this
-      // serial delegate queue, holds back every data callback instead.
+      // Both transports hold every piece of body back until this returns (FoundationNetworking
+      // delivers body data before a completion handler would be called, so persisting runs here,
+      // on the serial delegate queue, or on libcurl's thread).
       accept(learned)
       state.withLock { $0.writing = true }
-      completionHandler(.allow)
+      return true
     case .end(let outcome):
       finish(outcome)
-      completionHandler(.cancel)
+      return false
     }
   }
 
-  func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-    // One lock per chunk: this runs for every 16 KiB and must keep up with the network.
+  func exchange(_ id: Int, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
+    // One lock per piece: this runs for every chunk and must keep up with the network.
     let writing = state.withLock { state -> Bool in
       state.lastByte = .now
       guard state.writing, state.outcome == nil else { return false }
-      state.learned.bodyReceived += Int64(data.count)
+      state.learned.bodyReceived += Int64(bytes.count)
       return true
     }
-    guard writing else { return }
+    guard writing else { return false }
     do {
-      try file.append(data)
+      try file.append(bytes)
+      return true
     } catch {
       finish(.failed(error))
-      cancel(dataTask)
+      return false
     }
   }
 
-  func urlSession(
-    _ session: URLSession, task: URLSessionTask,
-    willPerformHTTPRedirection response: HTTPURLResponse,
-    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
-  ) {
-    if let refusal = HTTPExchange.refusal(ofRedirectTo: request) {
+  func exchange(
+    _ id: Int, willRedirectFrom current: TransportRequest, response: TransportResponse,
+    to next: TransportRequest
+  ) -> TransportRequest? {
+    if let refusal = HTTPExchange.refusal(ofRedirectTo: next.url) {
       // Not followed: the redirect's own response ends the exchange, with this outcome.
       finish(.failed(refusal))
-      completionHandler(nil)
-      return
+      return nil
     }
-    let next = HTTPExchange.redirect(task, to: request, keeping: rangeHeaders)
-    if let url = next.url {
-      state.withLock { $0.learned.url = url }
-      emit(.redirected(url))
-    }
-    completionHandler(next)
+    let request = HTTPExchange.redirect(from: current, to: next, keeping: rangeHeaders)
+    state.withLock { $0.learned.url = request.url }
+    emit(.redirected(request.url))
+    return request
   }
 
-  func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+  func exchange(_ id: Int, didCompleteWith error: TransportError?) {
     let learned = learned
     if let error {
-      finish(.failed(DownloadError(.network, error.localizedDescription)))
+      finish(.failed(error.downloadError))
     } else if let expected = learned.bodyExpected, learned.bodyReceived != expected {
       finish(
         .failed(
@@ -242,7 +231,8 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     }
     let (continuation, outcome) = state.withLock { state in
       defer { state.continuation = nil }
-      return (state.continuation, state.outcome ?? .complete)
+      state.ended = state.outcome ?? .complete
+      return (state.continuation, state.ended ?? .complete)
     }
     continuation?.resume(returning: outcome)
   }
@@ -257,13 +247,16 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   }
 
   /// What to do with a response, and the complete length it tells.
-  private func judge(_ response: HTTPURLResponse) -> (action: Action, total: Int64?) {
-    let status = response.statusCode
-    let encoding = HTTPExchange.header(response, "Content-Encoding")?.lowercased()
+  private func judge(_ response: TransportResponse) -> (action: Action, total: Int64?) {
+    let status = response.status
+    let encoding = response.header("Content-Encoding")?.lowercased()
     let encoded = encoding != nil && encoding != "identity"
+    if expectation.lengthCheck, status == 206 {
+      return judgeLength(response)
+    }
     switch status {
     case 206:
-      guard let value = HTTPExchange.header(response, "Content-Range"),
+      guard let value = response.header("Content-Range"),
         let contentRange = HTTPRange.parseContentRange(value), let range = contentRange.range
       else {
         return (.end(.restart("the 206 response has no usable Content-Range")), nil)
@@ -286,13 +279,13 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
       }
       return (.write(restart: nil), contentRange.total)
     case 200:
-      let total = HTTPExchange.header(response, "Content-Length").flatMap { Int64($0) }
+      let total = response.header("Content-Length").flatMap { Int64($0) }
       guard expectation.offset > 0 else { return (.write(restart: nil), encoded ? nil : total) }
       // A new version of the file carries a validator; a page without one (a portal, a proxy's
       // error) is not taken for the file, and the partial file stays as it is.
       guard
-        HTTPExchange.header(response, "ETag") != nil
-          || HTTPExchange.header(response, "Last-Modified") != nil
+        response.header("ETag") != nil
+          || response.header("Last-Modified") != nil
       else {
         return (
           .end(
@@ -305,15 +298,20 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         )
       }
       let reason =
-        expectation.sentRange
-        ? "the server sent the whole file (200) instead of the rest: it changed, or ignores ranges"
-        : "the download starts over"
+        expectation.lengthCheck
+        ? "the file changed: the server sent it whole (200) when asked for its length"
+        : expectation.sentRange
+          ? "the server sent the whole file (200) instead of the rest: it changed, or ignores ranges"
+          : "the download starts over"
       return (.write(restart: reason), encoded ? nil : total)
     case 416:
-      let total = HTTPExchange.header(response, "Content-Range").flatMap(
+      let total = response.header("Content-Range").flatMap(
         HTTPRange.parseContentRange)?.total
       if let total, total == expectation.offset, expectation.offset > 0 {
         return (.end(.alreadyComplete), total)
+      }
+      if total == nil, expectation.offset > 0, !expectation.lengthCheck {
+        return (.end(.askLength), nil)
       }
       return (.end(.restart("the server cannot satisfy the range (416)")), total)
     default:
@@ -322,15 +320,30 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
           .failed(
             DownloadError(
               .httpStatus,
-              "the server answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))",
-              status: status))),
+              "the server answered \(status) \(HTTPExchange.reason(status))", status: status))),
         nil
       )
     }
   }
 
-  /// Records how the exchange ends; the first decision wins. The caller is resumed only from
-  /// `didCompleteWithError`, which URLSession always sends last (after a cancel too).
+  /// What the answer to a length check (`bytes=0-0`, `If-Range`) means: the partial file is
+  /// complete when the 206 names its length; any other length, a file that cannot be continued.
+  private func judgeLength(_ response: TransportResponse) -> (action: Action, total: Int64?) {
+    let total = response.header("Content-Range").flatMap(HTTPRange.parseContentRange)?.total
+    guard let total else {
+      return (.end(.restart("the server names no length for the file (416, then no length)")), nil)
+    }
+    if total == expectation.offset { return (.end(.alreadyComplete), total) }
+    return (
+      .end(
+        .restart(
+          "the server cannot satisfy bytes=\(expectation.offset)- (416) of a file of \(total) bytes"
+        )), nil
+    )
+  }
+
+  /// Records how the exchange ends; the first decision wins. The caller is resumed only from the
+  /// exchange's end, which a transport always reports last (after a cancel too).
   private func finish(_ outcome: Outcome) {
     state.withLock { state in
       if state.outcome == nil { state.outcome = outcome }

@@ -30,8 +30,9 @@ enum DownloadCommand {
     USAGE: resumedata download URL -o FILE [--sha256 HEX] [--digest ALG]
                                [--header 'Name: value']... [--state-dir DIR]
                                [--temp-dir DIR] [--resume-data OUT] [--generation GEN] [--retries N]
-                               [--stall-timeout SECONDS] [--connections N] [--json]
-                               [--no-resume-check]
+                               [--stall-timeout SECONDS] [--persist-interval SECONDS]
+                               [--connections N] [--engine curl|urlsession] [--ca-cert FILE]
+                               [--json] [--no-resume-check]
            resumedata download [URL] --partial FILE.part -o FILE [options]
 
     ARGUMENTS:
@@ -56,9 +57,19 @@ enum DownloadCommand {
       --retries N       Attempts after the first, resuming each time (default: 4).
       --stall-timeout SECONDS
                         No byte for this long counts as a lost connection (default: 30).
+      --persist-interval SECONDS
+                        How often, while bytes arrive, the partial file is flushed and
+                        the resume data brought up to date (default: 1): a machine that
+                        loses power loses at most this long's bytes.
       --connections N   Fetch the file over N connections at once, 1 to 16 (default: 1),
                         when the server serves byte ranges with a length and a strong
                         validator; otherwise over one (and a note says why).
+      --engine ENGINE   The HTTP engine: curl (libcurl; the default on Linux) or
+                        urlsession (Foundation's URLSession; the default on Apple
+                        platforms). Default: $RESUMEDATA_ENGINE, else the platform's.
+      --ca-cert FILE    Trust the certificate authorities in this PEM file for https, in
+                        place of the system's (as curl does); not with urlsession
+                        on Linux, whose URLSession cannot.
       --json            Print one JSON object with the outcome (status, file, bytes,
                         digest, resume data, the resume check) instead of the line (see
                         docs/cli/download.md).
@@ -91,7 +102,9 @@ enum DownloadCommand {
     USAGE: resumedata resume BLOB -o FILE [--temp-dir DIR] [--sha256 HEX] [--digest ALG]
                              [--header 'Name: value']... [--state-dir DIR]
                              [--resume-data OUT] [--generation GEN] [--retries N]
-                             [--stall-timeout SECONDS] [--connections N] [--json]
+                             [--stall-timeout SECONDS] [--persist-interval SECONDS]
+                             [--connections N] [--engine curl|urlsession] [--ca-cert FILE]
+                             [--json]
 
     ARGUMENTS:
       BLOB              The resume data (- reads standard input).
@@ -102,7 +115,7 @@ enum DownloadCommand {
                         directory).
       --sha256 HEX, --digest ALG, --header 'Name: value', --state-dir DIR,
       --resume-data OUT, --generation GEN, --retries N, --stall-timeout SECONDS,
-      --connections N, --json
+      --persist-interval SECONDS, --connections N, --engine ENGINE, --ca-cert FILE, --json
                         As for `resumedata download`.
       -h, --help        Show this help.
 
@@ -126,8 +139,52 @@ enum DownloadCommand {
     .option("--resume-data", value: .file),
     .option("--generation", value: .choice(["keyed", "v1", "v2", "v4", "safari"])),
     .option("--retries", value: .number), .option("--stall-timeout", value: .number),
-    .option("--connections", value: .number), .flag("--json"),
+    .option("--persist-interval", value: .number),
+    .option("--connections", value: .number), engineOption, caCertOption, .flag("--json"),
   ]
+
+  /// `--engine`, shared with `downloads run`.
+  static let engineOption = OptionSpec.option(
+    "--engine", value: .choice(DownloadEngine.allCases.map(\.rawValue)))
+  /// `--ca-cert`, shared with `downloads run`.
+  static let caCertOption = OptionSpec.option("--ca-cert", value: .file)
+
+  /// The engine and certificate authority the options (or `RESUMEDATA_ENGINE`) choose, set in
+  /// `configuration`.
+  static func applyEngine(_ parsed: Arguments, to configuration: inout DownloadConfiguration)
+    throws(CommandError)
+  {
+    let names = DownloadEngine.allCases.map(\.rawValue).joined(separator: " or ")
+    let fromEnvironment = ProcessInfo.processInfo.environment["RESUMEDATA_ENGINE"]
+      .flatMap { $0.isEmpty ? nil : $0 }
+    if let name = parsed.value("--engine") ?? fromEnvironment {
+      let source = parsed.value("--engine") != nil ? "--engine" : "RESUMEDATA_ENGINE"
+      guard let engine = DownloadEngine(rawValue: name) else {
+        throw .usage("\(source) needs \(names), not '\(name)'")
+      }
+      guard DownloadEngine.isAvailable(engine) else {
+        throw .usage("\(source): the \(name) engine is not built in on this platform")
+      }
+      configuration.engine = engine
+    }
+    if let path = parsed.value("--ca-cert") {
+      guard DownloadEngine.trustsOwnAuthority(configuration.engine) else {
+        throw .usage(
+          "--ca-cert: URLSession on this platform cannot trust a certificate authority of one's "
+            + "own; use --engine curl")
+      }
+      // Named now, with the exit status of an input that does not read or is not well formed,
+      // rather than by the download that would refuse it.
+      guard let data = FileManager.default.contents(atPath: path) else {
+        throw CommandError(.unreadableInput, "cannot read the certificate authority", file: path)
+      }
+      guard String(decoding: data, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+        throw CommandError(
+          .malformedInput, "holds no PEM certificate (-----BEGIN CERTIFICATE-----)", file: path)
+      }
+      configuration.certificateAuthority = URL(fileURLWithPath: path)
+    }
+  }
 
   /// The entry of `download` in the command table.
   static let downloadSpec = CommandSpec(
@@ -293,6 +350,12 @@ enum DownloadCommand {
       }
       configuration.stallTimeout = .milliseconds(Int(seconds * 1000))
     }
+    if let interval = parsed.value("--persist-interval") {
+      guard let seconds = Double(interval), seconds >= 0.1, seconds <= 86_400 else {
+        throw .usage("--persist-interval needs a number of seconds from 0.1 to 86400")
+      }
+      configuration.persistInterval = .milliseconds(Int(seconds * 1000))
+    }
     if let connections = parsed.value("--connections") {
       let range = DownloadConfiguration.connectionRange
       guard let count = Int(connections), range.contains(count) else {
@@ -301,6 +364,7 @@ enum DownloadCommand {
       }
       configuration.connections = count
     }
+    try applyEngine(parsed, to: &configuration)
     return (destination, configuration)
   }
 
@@ -311,7 +375,10 @@ enum DownloadCommand {
     _ download: Download, url: String?, destination: URL, configuration: DownloadConfiguration,
     parsed: Arguments, streams: Streams, check: ProbeVerdict? = nil
   ) throws(CommandError) {
-    let progress = ProgressPrinter(terminal: streams.standardErrorIsTerminal, streams: streams)
+    let progress = ProgressPrinter(
+      terminal: streams.standardErrorIsTerminal, streams: streams,
+      multiplexes: configuration.engine == .urlSession
+        && (url.map { $0.lowercased().hasPrefix("https:") } ?? true))
     let interrupted = Interruption(download)
     let done = DispatchSemaphore(value: 0)
     let outcome = ResultBox()
@@ -444,13 +511,16 @@ private final class Interruption {
 private final class ProgressPrinter: @unchecked Sendable {
   private let terminal: Bool
   private let streams: Streams
+  // Whether segments may travel as HTTP/2 streams of one connection (URLSession over https).
+  private let multiplexes: Bool
   private let lock = NSLock()
   private var lastLine = ContinuousClock.now - .seconds(10)
   private var drawn = false
 
-  init(terminal: Bool, streams: Streams) {
+  init(terminal: Bool, streams: Streams, multiplexes: Bool) {
     self.terminal = terminal
     self.streams = streams
+    self.multiplexes = multiplexes
   }
 
   func show(_ event: DownloadEvent) {
@@ -472,13 +542,24 @@ private final class ProgressPrinter: @unchecked Sendable {
       }
     case .resumed(let offset):
       note("resuming at byte \(offset)")
+    case .resumedSegments(let held, let total):
+      // Segments are held anywhere in the file: a count, not a place to continue from.
+      note("resuming with \(held) of \(total) bytes on disk")
     case .restarted(let reason):
       note("starting over: \(reason)")
     case .redirected(let url):
       note("redirected to \(url.absoluteString)")
     case .segmented(let connections):
-      // One when the file is too small to split (under twice the minimum segment).
-      note("fetching over \(connections) connection\(connections == 1 ? "" : "s")")
+      // One when the file is too small to split (under twice the minimum segment). The curl
+      // engine gives every segment a connection of its own; URLSession multiplexes HTTP/2 (the
+      // segments are then streams of one connection) and does not say which protocol it spoke.
+      if multiplexes {
+        note(
+          "fetching \(connections) segment\(connections == 1 ? "" : "s") at once "
+            + "(an HTTP/2 server takes them as streams of one connection)")
+      } else {
+        note("fetching over \(connections) connection\(connections == 1 ? "" : "s")")
+      }
     case .singleConnection(let reason):
       note("one connection: \(reason)")
     default:

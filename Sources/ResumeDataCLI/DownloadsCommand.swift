@@ -18,7 +18,8 @@ enum DownloadsCommand {
 
     USAGE: resumedata downloads list --state-dir DIR [--json]
            resumedata downloads add URL -o FILE --state-dir DIR [--group NAME] [--json]
-           resumedata downloads run --state-dir DIR [--jobs N] [--json]
+           resumedata downloads run --state-dir DIR [--jobs N] [--engine curl|urlsession]
+                                    [--ca-cert FILE] [--json]
            resumedata downloads pause|resume|cancel ID --state-dir DIR [--json]
 
     ARGUMENTS:
@@ -35,6 +36,10 @@ enum DownloadsCommand {
       -o, --output FILE Where `add` puts the finished file.
       --group NAME      A group for `add`; `list` shows each group's total.
       --jobs N          How many tasks `run` transfers at once (default: 4).
+      --engine ENGINE   The HTTP engine `run` uses: curl or urlsession (as for
+                        `resumedata download`).
+      --ca-cert FILE    Certificate authorities `run` trusts for https (as for
+                        `resumedata download`).
       --json            Print one JSON object (see docs/cli/downloads.md).
       -h, --help        Show this help.
 
@@ -108,11 +113,15 @@ enum DownloadsCommand {
           task completes or fails and when a group is done. Ctrl-C pauses them all, writes
           their resume data and exits 130; a killed run loses nothing.
 
-          USAGE: resumedata downloads run --state-dir DIR [--jobs N] [--json]
+          USAGE: resumedata downloads run --state-dir DIR [--jobs N] [--engine ENGINE]
+                                          [--ca-cert FILE] [--json]
 
           OPTIONS:
             --state-dir DIR   The state directory (required).
             --jobs N          How many tasks to transfer at once, 1 to 64 (default: 4).
+            --engine ENGINE   curl or urlsession (as for `resumedata download`).
+            --ca-cert FILE    Trust these certificate authorities for https (as for
+                              `resumedata download`).
             --json            Print the final task list as one JSON object instead of the
                               lines.
             -h, --help        Show this help.
@@ -162,7 +171,8 @@ enum DownloadsCommand {
     help: help,
     options: [
       .option("--state-dir", value: .directory), .option("-o", "--output", value: .file),
-      .option("--group", value: .text), .option("--jobs", value: .number), .flag("--json"),
+      .option("--group", value: .text), .option("--jobs", value: .number),
+      DownloadCommand.engineOption, DownloadCommand.caCertOption, .flag("--json"),
     ],
     arguments: .text, actions: actions, run: run(_:streams:))
 
@@ -195,13 +205,22 @@ enum DownloadsCommand {
     // One command at a time changes a state directory: two runs would fetch the same tasks into
     // the same partial files, and a task added while a run goes on would be lost when the run
     // next writes its list. Listing reads a list that is only ever replaced whole.
+    // Only `run` transfers anything: an engine or authority given to another action would be
+    // silently ignored.
+    for option in ["--engine", "--ca-cert"] where parsed.value(option) != nil && action != "run" {
+      throw .usage("\(option) applies to `downloads run` only")
+    }
+    let stateURL = URL(fileURLWithPath: directory, isDirectory: true)
+    var configuration = DownloadConfiguration(
+      temporaryDirectory: stateURL.appendingPathComponent("partial"))
+    if action == "run" { try DownloadCommand.applyEngine(parsed, to: &configuration) }
     let lock = action == "list" ? nil : try lockStateDirectory(directory)
     defer { withExtendedLifetime(lock) {} }
     let manager: DownloadManager
     do {
       manager = try DownloadManager(
-        stateDirectory: URL(fileURLWithPath: directory, isDirectory: true),
-        maximumConcurrent: jobs, startsAutomatically: false)
+        stateDirectory: stateURL, maximumConcurrent: jobs, configuration: configuration,
+        startsAutomatically: false)
     } catch {
       throw CommandError(.failure, error.message, file: directory)
     }
@@ -274,6 +293,7 @@ enum DownloadsCommand {
         for task in await manager.tasks() where task.state == .running || task.state == .queued {
           // A task left queued because the list could not be written is paused by the next
           // run's Ctrl-C, or runs then: nothing is lost either way.
+          interrupted.add(task.id)
           try? await manager.pause(task.id)
         }
       }
@@ -303,7 +323,28 @@ enum DownloadsCommand {
     signal(SIGINT, SIG_DFL)
     if json { streams.print(Self.json(blocking { await manager.tasks() })) }
     if interrupted.isSet {
-      streams.printError("Paused; run again to continue.")
+      // The tasks Ctrl-C paused are queued again (with their resume data), so that the next run
+      // continues them, as the message says; a task paused with `downloads pause` stays paused.
+      let requeued = interrupted.ids
+      let stillPaused = blocking { () -> [String] in
+        var left = [String]()
+        let paused = Set(await manager.tasks().filter { $0.state == .paused }.map(\.id))
+        for id in requeued where paused.contains(id) {
+          do throws(DownloadError) {
+            try await manager.resume(id)
+          } catch {
+            left.append(id)
+          }
+        }
+        return left
+      }
+      if stillPaused.isEmpty {
+        streams.printError("Paused; run again to continue.")
+      } else {
+        streams.printError(
+          "Paused; run again to continue (first `resumedata downloads resume ID` for "
+            + stillPaused.joined(separator: ", ") + ": the task list could not be written).")
+      }
       throw CommandError(.interrupted, "paused")
     }
     if failed { throw CommandError(.failure, "some downloads failed (see `downloads list`)") }
@@ -393,6 +434,10 @@ private final class Box<T>: @unchecked Sendable {
 private final class InterruptFlag: @unchecked Sendable {
   private let lock = NSLock()
   private var flag = false
+  private var paused: [String] = []
   var isSet: Bool { lock.withLock { flag } }
+  /// The tasks Ctrl-C paused, in order.
+  var ids: [String] { lock.withLock { paused } }
   func set() { lock.withLock { flag = true } }
+  func add(_ id: String) { lock.withLock { if !paused.contains(id) { paused.append(id) } } }
 }

@@ -49,6 +49,18 @@ func sourceServer(_ configuration: TestHTTPServer.Configuration = quickServer) t
   return server
 }
 
+/// The engine the tests run on: `RESUMEDATA_ENGINE` (`curl` or `urlsession`; CI runs the suite
+/// once on each), else the platform's default.
+let testEngine: DownloadEngine = {
+  guard let name = ProcessInfo.processInfo.environment["RESUMEDATA_ENGINE"] else {
+    return .platformDefault
+  }
+  guard let engine = DownloadEngine(rawValue: name) else {
+    fatalError("RESUMEDATA_ENGINE must be curl or urlsession, not \(name)")
+  }
+  return engine
+}()
+
 /// A fresh directory for one test's partial files and outputs, removed by `remove()`.
 struct Scratch {
   let url: URL
@@ -69,6 +81,7 @@ struct Scratch {
     configuration.retry = RetryPolicy(
       maximumAttempts: 4, baseDelay: .milliseconds(10), maximumDelay: .milliseconds(50), jitter: 0)
     configuration.stallTimeout = .seconds(1)
+    configuration.engine = testEngine
     return configuration
   }
 }

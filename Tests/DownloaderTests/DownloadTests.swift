@@ -105,31 +105,45 @@ struct DownloadTests {
     let requests = server.requests(path: "/file")
     #expect(requests.map { $0.header("Range") } == fault.ranges)
     #expect(requests.allSatisfy { $0.header("Accept-Encoding") == "identity" })
+    // libcurl sends no User-Agent of its own; the curl engine names itself (URLSession on Linux
+    // sends the process's name).
+    if testEngine == .curl {
+      #expect(
+        requests.allSatisfy { $0.header("User-Agent")?.hasPrefix("resumedata libcurl/") == true })
+    }
     // Every continuation is conditional on the file being the one already on disk.
     #expect(requests.allSatisfy { ($0.header("Range") == nil) == ($0.header("If-Range") == nil) })
     #expect(requests.compactMap { $0.header("If-Range") }.allSatisfy { $0 == sourceTag })
     #expect(!FileManager.default.fileExists(atPath: download.partialFile.path))
   }
 
-  @Test("A 404 fails without retrying, and the error page is not written")
-  func notFound() async throws {
+  @Test(
+    "A 404 fails without retrying, the error page is not written, and nothing is left behind",
+    arguments: [1, 4])
+  func notFound(connections: Int) async throws {
     let server = try sourceServer()
     defer { server.stop() }
     server.setFaults(path: "/file", [.status(404, body: Data("<h1>gone</h1>".utf8))])
     let scratch = try Scratch()
     defer { scratch.remove() }
+    var configuration = scratch.configuration()
+    configuration.connections = connections
+    configuration.stateFile = scratch.file("out.resumedata")
     let download = try Download(
       url: server.baseURL.appendingPathComponent("file"), destination: scratch.file("out"),
-      configuration: scratch.configuration())
+      configuration: configuration)
     let (result, _) = await runCollecting(download)
-    guard case .failed(let error, _) = result else {
+    guard case .failed(let error, let resumeData) = result else {
       Issue.record("expected a failure, got \(result)")
       return
     }
     #expect(error.code == .httpStatus)
     #expect(error.status == 404)
     #expect(server.requests(path: "/file").count == 1)
-    #expect(try Data(contentsOf: download.partialFile).isEmpty)
+    // Not a byte to continue from: no resume data, no partial file, no state file.
+    #expect(resumeData == nil)
+    #expect(!FileManager.default.fileExists(atPath: download.partialFile.path))
+    #expect(!FileManager.default.fileExists(atPath: scratch.file("out.resumedata").path))
     #expect(!FileManager.default.fileExists(atPath: scratch.file("out").path))
   }
 
@@ -323,6 +337,51 @@ struct DownloadTests {
     #expect(requests.first?.header("Range") == "bytes=3000000-")
   }
 
+  @Test(
+    "A 416 without Content-Range: the length is asked for (bytes=0-0, If-Range) before anything is fetched again",
+    arguments: [
+      (sourceTag, [416, 206], [String]()),
+      (
+        "\"v0\"", [416, 200],
+        ["the file changed: the server sent it whole (200) when asked for its length"]
+      ),
+    ] as [(String, [Int], [String])])
+  func unsizedRangeNotSatisfiable(tag: String, statuses: [Int], restarts: [String]) async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    // As Apache and lighttpd answer a range past the end.
+    server.scheduleFaults(path: "/file", [.once(.status(416, body: Data()))])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let configuration = scratch.configuration()
+    try FileManager.default.createDirectory(
+      at: configuration.temporaryDirectory, withIntermediateDirectories: true)
+    try sourceBytes.write(to: configuration.temporaryDirectory.appendingPathComponent("whole.tmp"))
+    let blob = try ResumeData(
+      building: [
+        ResumeDataKey.downloadURL: .string(
+          server.baseURL.appendingPathComponent("file").absoluteString),
+        ResumeDataKey.bytesReceived: .integer(.init(sourceBytes.count)),
+        ResumeDataKey.entityTag: .string(tag),
+        ResumeDataKey.tempFileName: .string("whole.tmp"),
+      ], as: .v2)
+    let download = try Download(
+      resumeData: try blob.encoded(), destination: scratch.file("out"), configuration: configuration
+    )
+    let (result, events) = await runCollecting(download)
+    #expect(result == .completed(file: scratch.file("out"), digest: sha256(sourceBytes)))
+    #expect(firstDifference(try Data(contentsOf: scratch.file("out")), sourceBytes) == nil)
+    let requests = server.requests(path: "/file")
+    #expect(requests.map(\.status) == statuses)
+    #expect(requests.map { $0.header("Range") } == ["bytes=3000000-", "bytes=0-0"])
+    #expect(requests.map { $0.header("If-Range") } == [tag, tag])
+    let restarted = events.compactMap { event -> String? in
+      if case .restarted(let reason) = event { return reason }
+      return nil
+    }
+    #expect(restarted == restarts)
+  }
+
   @Test("A digest that does not match fails and keeps the resume data")
   func digestMismatch() async throws {
     let server = try sourceServer()
@@ -397,6 +456,31 @@ struct DownloadTests {
           "redirected to ftp://127.0.0.1:9/file, which is not an http or https URL"))
     #expect(server.requests(path: "/ftp").count == 1)
     #expect(!FileManager.default.fileExists(atPath: scratch.file("out").path))
+  }
+
+  @Test("A redirect loop ends after 20 redirects in a failure, never a hang", arguments: [1, 4])
+  func redirectLoop(connections: Int) async throws {
+    let server = try sourceServer()
+    defer { server.stop() }
+    let loop = server.baseURL.appendingPathComponent("loop")
+    server.setFaults(path: "/loop", [.redirect(to: loop.absoluteString, status: 302)])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var configuration = scratch.configuration()
+    configuration.connections = connections
+    configuration.retry.maximumAttempts = 1
+    let download = try Download(
+      url: loop, destination: scratch.file("out"), configuration: configuration)
+    let (result, events) = await runCollecting(download)
+    guard case .failed(let error, let resumeData) = result else {
+      Issue.record("expected a failure, got \(result)")
+      return
+    }
+    #expect(error == DownloadError(.network, "too many HTTP redirects"))
+    #expect(resumeData == nil)
+    // The request and 20 redirects, each reported.
+    #expect(server.requests(path: "/loop").count == 21)
+    #expect(milestones(events).filter { $0 == .redirected(loop) }.count == 20)
   }
 
   @Test("Backpressure: URLSession waits for a lagging delegate; one request, never a lost byte")

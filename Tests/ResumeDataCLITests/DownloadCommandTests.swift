@@ -49,6 +49,66 @@ struct DownloadCommandTests {
     #expect(!FileManager.default.fileExists(atPath: output + ".2"))
   }
 
+  @Test(
+    "--engine and --ca-cert: an engine or a file that cannot be used is named before any request",
+    arguments: [
+      (
+        ["--engine", "wget"], [String: String](), 64,
+        "Error: --engine needs urlsession or curl, not 'wget'"
+      ),
+      (
+        [], ["RESUMEDATA_ENGINE": "wget"], 64,
+        "Error: RESUMEDATA_ENGINE needs urlsession or curl, not 'wget'"
+      ),
+      (
+        ["--engine", "urlsession", "--ca-cert", "ca.pem"], [:], 64,
+        "Error: --ca-cert: URLSession on this platform cannot trust a certificate authority of one's own; use --engine curl"
+      ),
+      (
+        ["--engine", "curl", "--ca-cert", "missing.pem"], [:], 66,
+        "Error: missing.pem: cannot read the certificate authority"
+      ),
+      (
+        ["--engine", "curl", "--ca-cert", "ca.pem"], ["CA_TEXT": "not a certificate"], 65,
+        "Error: ca.pem: holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+      ),
+    ] as [([String], [String: String], Int32, String)])
+  func engineOptions(
+    options: [String], environment: [String: String], status: Int32, message: String
+  )
+    throws
+  {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    server.serve(path: "/p.bin", body: payload, etag: "\"p1\"")
+    let directory = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    try Data(
+      (environment["CA_TEXT"] ?? "-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n")
+        .utf8
+    )
+    .write(to: directory.appendingPathComponent("ca.pem"))
+    let process = Process()
+    process.executableURL = executable
+    process.currentDirectoryURL = directory
+    process.arguments =
+      ["download", server.baseURL.appendingPathComponent("p.bin").absoluteString, "-o", "out.bin"]
+      + options
+    var variables = ProcessInfo.processInfo.environment
+    variables["RESUMEDATA_ENGINE"] = environment["RESUMEDATA_ENGINE"]
+    process.environment = variables
+    let errorPipe = Pipe()
+    process.standardError = errorPipe
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let error = String(
+      decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == status)
+    #expect(error.hasPrefix(message + "\n"))
+    #expect(server.requests(path: "/p.bin").isEmpty)
+  }
+
   @Test("resume: continues from a v2 blob and its partial file, unless another download writes it")
   func resume() throws {
     let server = try TestHTTPServer()

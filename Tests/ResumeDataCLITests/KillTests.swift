@@ -222,4 +222,91 @@ struct KillTests {
     #expect(blob.entityTag == "\"k1\"")
     #expect(!FileManager.default.fileExists(atPath: output))
   }
+
+  @Test(
+    "downloads run, Ctrl-C: the tasks are queued again, list shows their bytes, the next run finishes them"
+  )
+  func runInterrupted() throws {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    server.serve(path: "/file", body: body, etag: "\"k1\"")
+    // The server stops after 300 KB, so the interruption lands while the download waits.
+    server.setFaults(path: "/file", [.stall(afterBytes: 300_000)])
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "resumedata-run-interrupt-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let state = directory.appendingPathComponent("state").path
+    let output = directory.appendingPathComponent("out.bin").path
+    let url = server.baseURL.appendingPathComponent("file").absoluteString
+    let (added, idData, _) = try runExecutable([
+      "downloads", "add", url, "-o", output, "--state-dir", state,
+    ])
+    try #require(added == 0)
+    let id = String(decoding: idData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = ["downloads", "run", "--state-dir", state]
+    let errorPipe = Pipe()
+    process.standardError = errorPipe
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let partial = URL(fileURLWithPath: state).appendingPathComponent("partial")
+    let deadline = Date().addingTimeInterval(60)
+    while (partialSize(in: partial) ?? 0) < 300_000, Date() < deadline { usleep(5_000) }
+    kill(process.processIdentifier, SIGINT)
+    let error = String(
+      decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 130)
+    #expect(error.hasSuffix("Paused; run again to continue.\n"))
+    // Queued again, with the bytes its resume data holds.
+    let (_, listed, _) = try runExecutable(["downloads", "list", "--state-dir", state])
+    let line = String(decoding: listed, as: UTF8.self)
+    #expect(line.hasPrefix("\(id)  queued  300000"))
+    // The next run continues it: one more request, from byte 300000.
+    server.setFaults(path: "/file", [])
+    server.clearRequests()
+    let (again, _, _) = try runExecutable(["downloads", "run", "--state-dir", state])
+    #expect(again == 0)
+    #expect(server.requests(path: "/file").map { $0.header("Range") } == ["bytes=300000-"])
+    #expect(firstDifference(try Data(contentsOf: URL(fileURLWithPath: output)), body) == nil)
+  }
+
+  @Test("downloads run killed: list shows the bytes the task's resume data holds, not 0")
+  func runKilled() throws {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    server.serve(path: "/file", body: body, etag: "\"k1\"")
+    server.setFaults(path: "/file", [.stall(afterBytes: 300_000)])
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "resumedata-run-kill-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let state = directory.appendingPathComponent("state").path
+    let url = server.baseURL.appendingPathComponent("file").absoluteString
+    let (added, idData, _) = try runExecutable([
+      "downloads", "add", url, "-o", directory.appendingPathComponent("out.bin").path,
+      "--state-dir", state,
+    ])
+    try #require(added == 0)
+    let id = String(decoding: idData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    let process = try launch(["downloads", "run", "--state-dir", state])
+    // Killed once the resume data records all 300 KB (written within a second of their arrival).
+    let resumeData = URL(fileURLWithPath: state).appendingPathComponent("\(id).resumedata")
+    let deadline = Date().addingTimeInterval(60)
+    while Date() < deadline {
+      if let data = try? Data(contentsOf: resumeData),
+        (try? ResumeData(decoding: data))?.bytesReceived == 300_000
+      {
+        break
+      }
+      usleep(10_000)
+    }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    let (_, listed, _) = try runExecutable(["downloads", "list", "--state-dir", state])
+    // The list was last written when the task started (0 bytes); its resume data says 300000.
+    #expect(String(decoding: listed, as: UTF8.self).hasPrefix("\(id)  queued  300000"))
+  }
 }
