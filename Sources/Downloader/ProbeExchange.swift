@@ -74,7 +74,7 @@ final class ProbeExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable
     // URLSession's request timeout is an inactivity timer (a trickle outlasts it): the deadline is
     // enforced here as well.
     if finished.wait(timeout: .now() + .milliseconds(Int(seconds * 1000) + 1)) == .timedOut {
-      end(failure: Self.timedOut(self.request))
+      end(failure: Self.timedOut(self.request), cancellingTask: true)
     }
     session.invalidateAndCancel()
     return state.withLock { state in
@@ -94,16 +94,20 @@ final class ProbeExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable
       "no complete answer from \(request.url?.host ?? "the server") before the probe's timeout")
   }
 
-  /// Ends the exchange: with a failure unless an answer is already complete, its task cancelled
-  /// from elsewhere, and the waiter woken.
-  private func end(failure: ProbeError?) {
+  /// Ends the exchange: with a failure unless an answer is already complete, and the waiter
+  /// woken. Only a timeout cancels the task itself (from elsewhere): a task that completed, or
+  /// that a `.cancel` disposition ends, must not be cancelled again, since FoundationNetworking on
+  /// Linux traps when a cancel reaches a task it has already taken out of its registry. A body
+  /// cut off at its limit is left to `invalidateAndCancel`, which cancels on the session's own
+  /// queue, after the waiter returns.
+  private func end(failure: ProbeError?, cancellingTask: Bool = false) {
     let (first, task) = state.withLock { state -> (Bool, URLSessionDataTask?) in
       guard !state.done else { return (false, nil) }
       state.done = true
       if let failure, state.failure == nil { state.failure = failure }
       return (true, state.task)
     }
-    if let task { URLSessionTransport.cancelElsewhere(task) }
+    if cancellingTask, let task { URLSessionTransport.cancelElsewhere(task) }
     if first { finished.signal() }
   }
 
