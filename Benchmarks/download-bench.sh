@@ -101,8 +101,9 @@ echo "# unthrottled"
   --floor "$work/urlsession-floor" "${engines[@]}" --start-cost --sync-floor --rounds "$rounds" \
   --output-dir "$work/out"
 # Requests per download, from nginx's log: curl and the two floors make one a round; ours (on each
-# engine, and without its digest) one each, and one more for every continuation.
+# engine, and without its digest) one each, and one more for every continuation; oursck its
+# resume check's probe besides.
 for size in $sizes; do
   requests=$(awk -v path="/$size.bin" '$7 == path' "$work/access.log" | wc -l)
-  echo "download $size.bin requests over $rounds rounds: curl $rounds, cursyn $rounds, floor $rounds, floorw $rounds, ours, oursus, oursnd and oursnp $((requests - 4 * rounds)) (fewest: $((4 * rounds)))"
+  echo "download $size.bin requests over $rounds rounds: curl $rounds, cursyn $rounds, floor $rounds, floorw $rounds, ours, oursus, oursck, oursnd and oursnp $((requests - 4 * rounds)) (fewest without oursck's probe: $((4 * rounds)))"
 done

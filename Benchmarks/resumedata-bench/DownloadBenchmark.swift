@@ -204,14 +204,25 @@ enum DownloadBenchmark {
         let output =
           label == "ours" ? ours : outputDirectory.appendingPathComponent("\(label)-\(name)").path
         if label != "ours" { oursOutputs.append(output) }
+        // Without the resume check a new download starts with (a probe of a few small requests,
+        // over URLSession whatever the engine): `oursck` below has it.
         contenders.append(
           (
             label,
-            [tool, "download", url, "-o", output, "--state-dir", state]
+            [tool, "download", url, "-o", output, "--state-dir", state, "--no-resume-check"]
               + (connections > 1 ? ["--connections", "\(connections)"] : [])
               + (engine.map { ["--engine", $0] } ?? [])
           ))
       }
+      // Ours as a user runs it, on the default engine: with the resume check.
+      let oursChecked = outputDirectory.appendingPathComponent("oursck-\(name)").path
+      oursOutputs.append(oursChecked)
+      contenders.append(
+        (
+          "oursck",
+          [tool, "download", url, "-o", oursChecked, "--state-dir", state]
+            + (connections > 1 ? ["--connections", "\(connections)"] : [])
+        ))
       // Beside the floors, ours without the SHA-256 it computes by default (which neither floor
       // nor curl computes): what the transfer and the file cost it alone.
       let oursBare = outputDirectory.appendingPathComponent("oursnd-\(name)").path
@@ -224,7 +235,7 @@ enum DownloadBenchmark {
             "oursnp",
             [
               tool, "download", url, "-o", oursLean, "--state-dir", state, "--digest", "none",
-              "--persist-interval", "86400",
+              "--persist-interval", "86400", "--no-resume-check",
             ] + (connections > 1 ? ["--connections", "\(connections)"] : [])
           ))
       }
@@ -232,7 +243,10 @@ enum DownloadBenchmark {
         contenders.append(
           (
             "oursnd",
-            [tool, "download", url, "-o", oursBare, "--state-dir", state, "--digest", "none"]
+            [
+              tool, "download", url, "-o", oursBare, "--state-dir", state, "--digest", "none",
+              "--no-resume-check",
+            ]
               + (connections > 1 ? ["--connections", "\(connections)"] : [])
           ))
       }
