@@ -174,8 +174,10 @@ public struct KeyedArchiveBuilder: Sendable {
 extension KeyedArchive {
   /// Archives a typed value as its root, the way NSKeyedArchiver would.
   ///
-  /// - Parameter rootKey: `NSKeyedArchiveRootObjectKey` (NSKeyedArchiver's default) or `root`
-  ///   (secure coding, and what `NSURLSessionResumeResponse` uses).
+  /// - Parameters:
+  ///   - value: the root object, with everything it refers to.
+  ///   - rootKey: `NSKeyedArchiveRootObjectKey` (NSKeyedArchiver's default) or `root` (secure
+  ///     coding, and what `NSURLSessionResumeResponse` uses).
   public init(root value: ArchivedValue, rootKey: String = "NSKeyedArchiveRootObjectKey") throws {
     var builder = KeyedArchiveBuilder()
     let uid = builder.encode(value)

@@ -7,7 +7,7 @@ import PropertyList
 /// have written for it.
 ///
 /// Nothing here reads the file or asks the server: the caller vouches for the bytes (the
-/// `Downloader`'s `PartialFileCheck` compares the file's last bytes with the server's under
+/// `Downloader`'s `TailCheck` compares the file's last bytes with the server's under
 /// `If-Range` before a validator is stamped on them).
 public struct PartialDownload: Sendable, Hashable {
   /// The URL the bytes came from (the stable one, before any redirect to a signed URL).

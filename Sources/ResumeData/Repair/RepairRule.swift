@@ -58,7 +58,15 @@ extension ResumeData {
   /// each changed. An untouched blob (nothing needed) comes back as it was: its
   /// `encoded(keepingUntouchedBytes: true)` is the bytes it was read from.
   ///
-  /// - Parameter truncatingPartialFile: see `RepairContext.truncatingPartialFile`.
+  /// - Parameters:
+  ///   - target: the system the blob is repaired for.
+  ///   - temporaryDirectory: the directory that holds the partial file: `move-local-path` and
+  ///     `reconcile-bytes-received` run only with one, and `hand-off-segments` truncates a file
+  ///     only in it.
+  ///   - truncatingPartialFile: see ``RepairContext/truncatingPartialFile``.
+  ///   - rules: the rules to run, in order; ``repairRules`` unless a caller leaves some out.
+  /// - Returns: the repaired blob (nil when the download must start over) and every rule's
+  ///   findings.
   /// - Throws: `ResumeDataError` when a rule cannot read what it must change.
   public consuming func repaired(
     for target: RepairTarget, temporaryDirectory: URL? = nil, truncatingPartialFile: Bool = false,
