@@ -162,7 +162,7 @@ public struct KeyedArchiveBuilder: Sendable {
 
   /// The finished archive, with the object `rootUID` names as its root.
   ///
-  /// - Throws: `KeyedArchiveError` if the objects do not form a valid archive (they always do
+  /// - Throws: ``KeyedArchiveError`` if the objects do not form a valid archive (they always do
   ///   unless raw fields given to `instance` hold out-of-range UIDs).
   public func archive(rootUID: UInt64 = 1, rootKey: String = "NSKeyedArchiveRootObjectKey") throws
     -> KeyedArchive

@@ -95,7 +95,7 @@ extension ResumeData {
   /// `tempFileName`, and for forms that name it by path (Network.framework's `fileURL`), by that
   /// name in `temporaryDirectory`.
   ///
-  /// - Throws: `ResumeDataError` (`.invalidEdit`) for a URL that is not http or https, a byte
+  /// - Throws: ``ResumeDataError`` (`.invalidEdit`) for a URL that is not http or https, a byte
   ///   count below 1, or a temp file name that is not a bare name; `.unsupported` when the blob
   ///   cannot be made in the target's form.
   public static func forPartialFile(
