@@ -12,18 +12,21 @@
 # Usage: scripts/docc-browser-check.sh [--site DIR] [--hosting-base-path PATH]
 #   (defaults: .build/docs/site and resumedata, as scripts/docc.sh)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+repository=$(cd "$(dirname "$0")/.." && pwd)
 
 site=.build/docs/site
 base_path=resumedata
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --site) site=${2:?--site needs a directory}; shift 2 ;;
+    --site) site=${2:?--site needs a directory}; site_given=1; shift 2 ;;
     --hosting-base-path) base_path=${2?--hosting-base-path needs a path}; shift 2 ;;
     -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "docc-browser-check.sh: unknown argument '$1' (see --help)" >&2; exit 64 ;;
   esac
 done
+# A path given is from the caller's directory; the default is in the repository.
+[[ -z "${site_given:-}" || "$site" == /* ]] || site="$PWD/$site"
+cd "$repository"
 [[ -f "$site/documentation/resumedata/index.html" ]] ||
   { echo "docc-browser-check.sh: no site in $site (run scripts/docc.sh)" >&2; exit 66; }
 

@@ -6,7 +6,8 @@
 # toolchain's docc has it; a `warning:` line in its output either way).
 #
 # Usage: scripts/docc.sh [--output DIR] [--hosting-base-path PATH]
-#   --output DIR              where the site goes (default .build/docs/site; replaced)
+#   --output DIR              where the site goes (default .build/docs/site), replaced when it
+#                             is empty or a site this script made
 #   --hosting-base-path PATH  the path the site is served under, e.g. `resumedata` for
 #                             https://OWNER.github.io/resumedata/ (default resumedata; '' for /)
 #
@@ -14,18 +15,21 @@
 # and DIR/index.html sends a visitor to the landing page. scripts/docc-browser-check.sh serves
 # the site on 127.0.0.1 and checks that pages render.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+repository=$(cd "$(dirname "$0")/.." && pwd)
 
 output=.build/docs/site
 base_path=resumedata
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --output) output=${2:?--output needs a directory}; shift 2 ;;
+    --output) output=${2:?--output needs a directory}; output_given=1; shift 2 ;;
     --hosting-base-path) base_path=${2?--hosting-base-path needs a path}; shift 2 ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "docc.sh: unknown argument '$1' (see --help)" >&2; exit 64 ;;
   esac
 done
+# A path given is from the caller's directory; the default is in the repository.
+[[ -z "${output_given:-}" || "$output" == /* ]] || output="$PWD/$output"
+cd "$repository"
 
 # In the order they depend on each other.
 modules=(PropertyList KeyedArchive ResumeData Downloader)
@@ -36,6 +40,13 @@ if [[ -z "$docc" ]]; then
 fi
 [[ -x "$docc" ]] || { echo "docc.sh: no docc next to swift ($(command -v swift))" >&2; exit 1; }
 
+# The output is replaced only when it is empty or a site this script made: a mistyped --output
+# must not remove a directory of something else.
+if [[ -e "$output" && -n "$(ls -A "$output" 2>/dev/null || echo file)" ]] &&
+  ! [[ -f "$output/metadata.json" && -d "$output/documentation" ]]; then
+  echo "docc.sh: $output is not a site docc.sh made: not replaced (remove it, or name another)" >&2
+  exit 1
+fi
 work=.build/docs/work
 rm -rf "$work" "$output"
 mkdir -p "$work" "$(dirname "$output")"
