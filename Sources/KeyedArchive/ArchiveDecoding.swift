@@ -4,9 +4,9 @@ import PropertyList
 extension KeyedArchive {
   /// Decodes the root object into typed values.
   ///
-  /// - Throws: `KeyedArchiveError` with the key path of the first problem: an object that contains
-  ///   itself (`.cycle`), a Foundation object without the fields its class requires (`.badObject`), or
-  ///   a graph deeper or larger than `limits` allows (`.limitExceeded`).
+  /// - Throws: ``KeyedArchiveError`` with the key path of the first problem: an object that
+  ///   contains itself (`.cycle`), a Foundation object without the fields its class requires
+  ///   (`.badObject`), or a graph deeper or larger than `limits` allows (`.limitExceeded`).
   public func decodeRoot(limits: KeyedArchiveLimits = .default) throws -> ArchivedValue {
     try decodeRootCountingInstances(reusing: true, limits: limits).result.get()
   }
@@ -34,7 +34,7 @@ extension KeyedArchive {
 
   /// Decodes the object a UID names into typed values.
   ///
-  /// - Throws: `KeyedArchiveError` as `decodeRoot` does.
+  /// - Throws: ``KeyedArchiveError`` as `decodeRoot` does.
   public func decodeValue(_ uid: UInt64, limits: KeyedArchiveLimits = .default) throws
     -> ArchivedValue
   {

@@ -1,12 +1,13 @@
 import PortableFoundation
 import PropertyList
 
-/// A decoded archived object of one of the Foundation classes that occur in resume data and in common
-/// archives, or any other object with its fields.
+/// A decoded archived object of one of the Foundation classes that occur in resume data and in
+/// common archives, or any other object with its fields.
 public enum ArchivedValue: Sendable, Hashable {
   /// `nil` (UID pointing at `$null`).
   case null
-  /// NSString (a plain string object), or NSMutableString (an instance with `NS.string`) when `mutable`.
+  /// NSString (a plain string object), or NSMutableString (an instance with `NS.string`) when
+  /// `mutable`.
   case string(String, mutable: Bool = false)
   /// NSNumber holding an integer.
   case integer(PropertyListInteger)
@@ -145,7 +146,7 @@ public struct ArchivedURL: Sendable, Hashable {
       ?? relative
   }
 
-  /// Equal when the relative strings have the same characters (compared as `ArchivedValue`'s
+  /// Equal when the relative strings have the same characters (compared as ``ArchivedValue``'s
   /// strings are) and the bases are equal.
   public static func == (lhs: ArchivedURL, rhs: ArchivedURL) -> Bool {
     PropertyListDictionary.sameBytes(lhs.relative, rhs.relative) && lhs.base == rhs.base
@@ -173,7 +174,7 @@ public struct ArchivedObject: Sendable, Hashable {
     fields.first { PropertyListDictionary.sameBytes($0.key, key) }?.value
   }
 
-  /// Equal when the class names have the same characters (compared as `ArchivedValue`'s strings
+  /// Equal when the class names have the same characters (compared as ``ArchivedValue``'s strings
   /// are) and the fields are equal, in order.
   public static func == (lhs: ArchivedObject, rhs: ArchivedObject) -> Bool {
     lhs.classChain.count == rhs.classChain.count
@@ -205,7 +206,7 @@ public struct ArchivedField: Sendable, Hashable {
     self.value = value
   }
 
-  /// Equal when the keys have the same characters (compared as `ArchivedValue`'s strings are) and
+  /// Equal when the keys have the same characters (compared as ``ArchivedValue``'s strings are) and
   /// the values are equal.
   public static func == (lhs: ArchivedField, rhs: ArchivedField) -> Bool {
     PropertyListDictionary.sameBytes(lhs.key, rhs.key) && lhs.value == rhs.value

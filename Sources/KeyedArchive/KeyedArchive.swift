@@ -42,10 +42,10 @@ public struct ArchiveRootKeys: OptionSet, Sendable, Hashable {
 /// An NSKeyedArchiver archive: its envelope and its objects, addressed by UID.
 ///
 /// The archive is kept as the property-list values it was read from, so that everything, including
-/// keys and classes this library has no model for, survives decode → encode. Reading checks the whole
-/// structure once: every UID names an object, every `$class` names a well-formed class object, the
-/// root key is present. Typed views (`decodeValue`, `URLRequestArchive`, …) and the display tree
-/// (`resolve`) are built on top.
+/// keys and classes this library has no model for, survives decode → encode. Reading checks the
+/// whole structure once: every UID names an object, every `$class` names a well-formed class
+/// object, the root key is present. Typed views (`decodeValue`, ``URLRequestArchive``, …) and the
+/// display tree (`resolve`) are built on top.
 public struct KeyedArchive: Sendable, Hashable {
   /// The root keys Apple writes: NSKeyedArchiver's default, and the one secure coding and
   /// NSURLSessionResumeResponse use.
@@ -70,7 +70,7 @@ public struct KeyedArchive: Sendable, Hashable {
 
   /// Reads an archive from the bytes of a property list (binary or XML).
   ///
-  /// - Throws: `KeyedArchiveError` with a key path, or with code `.propertyList` wrapping the
+  /// - Throws: ``KeyedArchiveError`` with a key path, or with code `.propertyList` wrapping the
   ///   container's error (which carries a byte offset or line).
   public init(decoding data: Data, limits: KeyedArchiveLimits = .default) throws {
     let decoded: (value: PropertyListValue, format: PropertyListFormat)
@@ -85,7 +85,7 @@ public struct KeyedArchive: Sendable, Hashable {
 
   /// Reads an archive from an already decoded property list.
   ///
-  /// - Throws: `KeyedArchiveError` with the key path of the first problem.
+  /// - Throws: ``KeyedArchiveError`` with the key path of the first problem.
   public init(propertyList: PropertyListValue, format: PropertyListFormat = .binary) throws {
     guard case .dictionary(let envelope) = propertyList else {
       throw KeyedArchiveError(
@@ -105,7 +105,7 @@ public struct KeyedArchive: Sendable, Hashable {
   /// Creates an archive from objects, with Apple's envelope: `$version` 100000, `$archiver`
   /// NSKeyedArchiver, and `$top` holding `rootKey` → UID 1.
   ///
-  /// - Throws: `KeyedArchiveError` if the objects are not a well-formed graph.
+  /// - Throws: ``KeyedArchiveError`` if the objects are not a well-formed graph.
   public init(
     objects: [PropertyListValue], rootKey: String = "NSKeyedArchiveRootObjectKey",
     rootUID: UInt64 = 1
@@ -123,7 +123,7 @@ public struct KeyedArchive: Sendable, Hashable {
   /// and the response as objects of its own archive, each the root of an archive of its own.
   /// Objects `archive` has checked are not checked again; only the new root is.
   ///
-  /// - Throws: `KeyedArchiveError` if `rootUID` names no object, or if the objects are not a
+  /// - Throws: ``KeyedArchiveError`` if `rootUID` names no object, or if the objects are not a
   ///   well-formed graph.
   package init(objectsOf archive: KeyedArchive, rootKey: String, rootUID: UInt64) throws {
     envelope = Self.envelope(rootKey: rootKey, rootUID: rootUID)
@@ -160,7 +160,7 @@ public struct KeyedArchive: Sendable, Hashable {
   }
 
   /// Which of Apple's two root keys `$top` holds: what tells which of Apple's decoders find the
-  /// root (see `ArchiveRootKey`).
+  /// root (see ``ArchiveRootKey``).
   public var rootKeys: ArchiveRootKeys {
     guard let top = envelope["$top"]?.dictionaryValue else { return [] }
     var keys: ArchiveRootKeys = []
@@ -193,7 +193,7 @@ public struct KeyedArchive: Sendable, Hashable {
   /// that an unmodified Apple-made binary archive comes back byte for byte.
   ///
   /// - Parameter format: the container; defaults to the format the archive was read from.
-  /// - Throws: `KeyedArchiveError` if the objects no longer form a valid archive, or if the
+  /// - Throws: ``KeyedArchiveError`` if the objects no longer form a valid archive, or if the
   ///   container cannot hold a value.
   public func encoded(as format: PropertyListFormat? = nil) throws -> Data {
     if !objectsAreChecked { try validate() }
@@ -309,7 +309,8 @@ public struct KeyedArchive: Sendable, Hashable {
     }
   }
 
-  /// The first UID at or below `value` that is not below `count`, with its key path relative to `value`.
+  /// The first UID at or below `value` that is not below `count`, with its key path relative to
+  /// `value`.
   private static func firstBadUID(in value: PropertyListValue, below count: UInt64) -> (
     UInt64, String
   )? {
@@ -336,7 +337,7 @@ public struct KeyedArchive: Sendable, Hashable {
 
   /// The class names of a class object, most derived first (`$classes`, or just `$classname`).
   ///
-  /// - Throws: `KeyedArchiveError` with code `.badClass` if the UID does not name a class object.
+  /// - Throws: ``KeyedArchiveError`` with code `.badClass` if the UID does not name a class object.
   public func classChain(_ classUID: UInt64, at path: @autoclosure () -> String) throws -> [String]
   {
     let (name, classes) = try classObject(classUID, at: path())
@@ -348,7 +349,7 @@ public struct KeyedArchive: Sendable, Hashable {
   /// The most derived class name of a class object (the first of `classChain`), without building
   /// the chain.
   ///
-  /// - Throws: `KeyedArchiveError` with code `.badClass`, as `classChain` does.
+  /// - Throws: ``KeyedArchiveError`` with code `.badClass`, as `classChain` does.
   func mostDerivedClassName(_ classUID: UInt64, at path: @autoclosure () -> String) throws
     -> String
   {
@@ -359,7 +360,7 @@ public struct KeyedArchive: Sendable, Hashable {
   /// Checks that a UID names a class object, and returns its `$classname` and its `$classes` (nil
   /// when absent; every element is a string).
   ///
-  /// - Throws: `KeyedArchiveError` with code `.badClass`, as `classChain` documents.
+  /// - Throws: ``KeyedArchiveError`` with code `.badClass`, as `classChain` documents.
   private func classObject(_ classUID: UInt64, at path: @autoclosure () -> String) throws -> (
     name: String, classes: [PropertyListValue]?
   ) {
@@ -403,7 +404,7 @@ public struct KeyedArchive: Sendable, Hashable {
 
   /// The object a UID names.
   ///
-  /// - Throws: `KeyedArchiveError` with code `.uidOutOfRange`.
+  /// - Throws: ``KeyedArchiveError`` with code `.uidOutOfRange`.
   public func object(_ uid: UInt64, at path: @autoclosure () -> String = "") throws
     -> PropertyListValue
   {
@@ -416,7 +417,8 @@ public struct KeyedArchive: Sendable, Hashable {
     uid < UInt64(objects.count) && objects[Int(uid)] == .string("$null")
   }
 
-  /// The class names of the object a UID names, when it is an instance (a dictionary with `$class`).
+  /// The class names of the object a UID names, when it is an instance (a dictionary with
+  /// `$class`).
   public func classChain(ofObject uid: UInt64) -> [String]? {
     guard uid < UInt64(objects.count), case .dictionary(let fields) = objects[Int(uid)],
       case .uid(let classUID)? = fields["$class"]

@@ -162,7 +162,7 @@ public struct KeyedArchiveBuilder: Sendable {
 
   /// The finished archive, with the object `rootUID` names as its root.
   ///
-  /// - Throws: `KeyedArchiveError` if the objects do not form a valid archive (they always do
+  /// - Throws: ``KeyedArchiveError`` if the objects do not form a valid archive (they always do
   ///   unless raw fields given to `instance` hold out-of-range UIDs).
   public func archive(rootUID: UInt64 = 1, rootKey: String = "NSKeyedArchiveRootObjectKey") throws
     -> KeyedArchive
@@ -174,8 +174,10 @@ public struct KeyedArchiveBuilder: Sendable {
 extension KeyedArchive {
   /// Archives a typed value as its root, the way NSKeyedArchiver would.
   ///
-  /// - Parameter rootKey: `NSKeyedArchiveRootObjectKey` (NSKeyedArchiver's default) or `root`
-  ///   (secure coding, and what `NSURLSessionResumeResponse` uses).
+  /// - Parameters:
+  ///   - value: the root object, with everything it refers to.
+  ///   - rootKey: `NSKeyedArchiveRootObjectKey` (NSKeyedArchiver's default) or `root` (secure
+  ///     coding, and what `NSURLSessionResumeResponse` uses).
   public init(root value: ArchivedValue, rootKey: String = "NSKeyedArchiveRootObjectKey") throws {
     var builder = KeyedArchiveBuilder()
     let uid = builder.encode(value)

@@ -25,7 +25,7 @@ public struct KeyedArchiveError: Error, Sendable, Hashable, CustomStringConverti
     public static let badObject = Code(rawValue: "bad-object")
     /// An object contains itself where that cannot be represented.
     public static let cycle = Code(rawValue: "cycle")
-    /// The archive exceeds one of the configured `KeyedArchiveLimits`.
+    /// The archive exceeds one of the configured ``KeyedArchiveLimits``.
     public static let limitExceeded = Code(rawValue: "limit-exceeded")
 
     /// The code's name.

@@ -9,7 +9,7 @@ import PortableFoundation
 // fuzz harnesses Fuzz/Sources/FuzzKeyedArchive/KeyedArchiveHarness.swift (check 0) and
 // Fuzz/Sources/FuzzResumeData/main.swift.
 
-/// A binary keyed archive read in place: the fast path of the typed views (`URLRequestArchive`,
+/// A binary keyed archive read in place: the fast path of the typed views (``URLRequestArchive``,
 /// `ResumeData`), which read only the objects their fields need, straight from the bytes.
 ///
 /// It exists only for archives that `KeyedArchive(decoding:)` accepts and whose dictionaries are
@@ -31,12 +31,12 @@ package struct KeyedArchiveView {
   /// The number of objects in `$objects`.
   package let count: Int
   private let rootName: RootName
-  /// `KeyedArchive.rootUID`.
+  /// ``KeyedArchive/rootUID``.
   package let rootUID: UInt64
   /// Whether the envelope has an `$archiver` key (a string: the initializer checked it).
   package let hasArchiver: Bool
   /// Whether the envelope holds no key beside `$archiver`, `$version`, `$top` and `$objects`
-  /// (`KeyedArchive.extraTopLevelKeys` is empty), each once.
+  /// (``KeyedArchive/extraTopLevelKeys`` is empty), each once.
   package let hasNoExtraTopLevelKeys: Bool
 
   /// Checks an archive the way `KeyedArchive(decoding:limits:)` does, or returns nil when it would
@@ -166,7 +166,8 @@ package struct KeyedArchiveView {
 
   // MARK: Envelope
 
-  /// `KeyedArchive.rootKey`: `root` or `NSKeyedArchiveRootObjectKey` when present, else the first key.
+  /// ``KeyedArchive/rootKey``: `root` or `NSKeyedArchiveRootObjectKey` when present, else the first
+  /// key.
   package var rootKey: String {
     switch rootName {
     case .root: "root"
@@ -190,7 +191,7 @@ package struct KeyedArchiveView {
     }
   }
 
-  /// Which key of `$top` names the root, as `KeyedArchive.rootKey` picks it.
+  /// Which key of `$top` names the root, as ``KeyedArchive/rootKey`` picks it.
   private enum RootName {
     case root, rootObjectKey, firstKey
   }
@@ -229,7 +230,8 @@ package struct KeyedArchiveView {
     return (name, classes)
   }
 
-  /// Whether the most derived class name of a checked class object (`mostDerivedClassName`) is `name`.
+  /// Whether the most derived class name of a checked class object (`mostDerivedClassName`) is
+  /// `name`.
   package func mostDerivedClassIs(_ classUID: UInt64, _ name: StaticString) -> Bool {
     let (className, classes) = classNames(classUID)
     return table.isString(classes.map { table.element($0, 0) } ?? className, equalTo: name)

@@ -5,7 +5,7 @@ import PortableFoundation
 // `KeyedArchiveBuilder` lays them out in `$objects`, and its sharing of strings, numbers and
 // classes.
 
-/// An object as `KeyedArchiveBuilder` lays it out in `$objects`.
+/// An object as ``KeyedArchiveBuilder`` lays it out in `$objects`.
 struct BuiltObject: BitwiseCopyable {
   enum Kind: UInt8 {
     /// `$null`, or the slot of an instance whose fields are not laid out yet.
@@ -69,8 +69,8 @@ enum FixedChain: Int8 {
   case array, mutableArray, dictionary, mutableDictionary, url
 }
 
-/// `KeyedArchiveBuilder`'s objects, and its sharing: strings by their characters, numbers by value,
-/// classes by chain.
+/// ``KeyedArchiveBuilder``'s objects, and its sharing: strings by their characters, numbers by
+/// value, classes by chain.
 struct Layout: ~Copyable {
   var interner = Interner()
   var objects = FlatBuffer<BuiltObject>(capacity: 64)

@@ -3,16 +3,17 @@ import PortableFoundation
 
 /// An archived NSURLRequest / NSMutableURLRequest in CFNetwork's layout (format reference §4).
 ///
-/// The request object holds `$0` = 2, `$1` = 9, `$2` = N (the number of property slots: 16 without an
-/// HTTP message, 22 with one), then the slots as UIDs under `__nsurlrequest_proto_prop_obj_0` … `_{N-1}`
-/// (or, in the layout iOS 10.0–10.1 reads back, under `$3` … `$(N+2)`), and
+/// The request object holds `$0` = 2, `$1` = 9, `$2` = N (the number of property slots: 16 without
+/// an HTTP message, 22 with one), then the slots as UIDs under `__nsurlrequest_proto_prop_obj_0` …
+/// `_{N-1}` (or, in the layout iOS 10.0–10.1 reads back, under `$3` … `$(N+2)`), and
 /// `__nsurlrequest_proto_props`. The slots with a known meaning are typed here; every other slot,
 /// every other key and every other object stays as it was read, so an unmodified request re-encodes
 /// to the same bytes.
 public struct URLRequestArchive: Sendable, Hashable {
   /// Where the slots live in the request object.
   public enum Layout: String, Sendable, Hashable {
-    /// `__nsurlrequest_proto_prop_obj_i`: what every OS writes, and what every OS but iOS 10.0–10.1 reads.
+    /// `__nsurlrequest_proto_prop_obj_i`: what every OS writes, and what every OS but iOS 10.0–10.1
+    /// reads.
     case standard
     /// `$(i+3)`, with `$top` key `root`: what iOS 10.0–10.1 can read back (the repaired form).
     case dollarNumbered
@@ -71,8 +72,8 @@ public struct URLRequestArchive: Sendable, Hashable {
   /// fields need are read, and the archive itself is decoded on first use of `archive`. Anything
   /// else, errors included, takes the same path as `init(archive: KeyedArchive(decoding:limits:))`.
   ///
-  /// - Throws: `KeyedArchiveError` with a key path if the archive is malformed or its root is not a
-  ///   request in CFNetwork's layout.
+  /// - Throws: ``KeyedArchiveError`` with a key path if the archive is malformed or its root is not
+  ///   a request in CFNetwork's layout.
   public init(decoding data: Data, limits: KeyedArchiveLimits = .default) throws {
     try self.init(
       decoding: data, view: KeyedArchiveView(data, limits: limits.propertyList), limits: limits)
@@ -93,7 +94,7 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// Views an archive as a request.
   ///
-  /// - Throws: `KeyedArchiveError` if the root is not a request in CFNetwork's layout.
+  /// - Throws: ``KeyedArchiveError`` if the root is not a request in CFNetwork's layout.
   public init(archive: KeyedArchive) throws {
     storage = LazyKeyedArchive(archive)
     fast = nil
@@ -155,7 +156,7 @@ public struct URLRequestArchive: Sendable, Hashable {
   /// slots, or 22 when there is an HTTP message (a method, headers or a body), then the slots and
   /// `__nsurlrequest_proto_props` (`$null`), in `NSMutableURLRequest` or `NSURLRequest`.
   ///
-  /// - Throws: `KeyedArchiveError` only if the archive cannot be built (it always can).
+  /// - Throws: ``KeyedArchiveError`` only if the archive cannot be built (it always can).
   public init(_ request: URLRequestFields) throws {
     let hasHTTPMessage =
       request.httpMethod != nil || !request.headerFields.isEmpty || request.body != nil
@@ -244,7 +245,7 @@ public struct URLRequestArchive: Sendable, Hashable {
     fast?.otherValues.className ?? archive.classChain(ofObject: archive.rootUID)?.first ?? ""
   }
 
-  /// The key under `$top` that names the request object (`KeyedArchive.rootKey`).
+  /// The key under `$top` that names the request object (``KeyedArchive/rootKey``).
   public var rootKey: String { fast?.rootKey ?? archive.rootKey }
 
   /// Which of Apple's two root keys the archive's `$top` holds (`KeyedArchive.rootKeys`), found
@@ -329,7 +330,7 @@ public struct URLRequestArchive: Sendable, Hashable {
     storage === other.storage
   }
 
-  /// Whether every header field can be sent as it is (`URLRequestFields.Header.problem` is nil
+  /// Whether every header field can be sent as it is (``URLRequestFields/Header/problem`` is nil
   /// for each); on a request read in place, checked on its bytes without making strings.
   public var headerFieldsAreSendable: Bool {
     if let fast, fast.headerFieldsAreSurelySendable { return true }
@@ -447,7 +448,7 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// A copy with a new URL (slot 1), everything else unchanged.
   ///
-  /// - Throws: `KeyedArchiveError` if the request cannot be decoded.
+  /// - Throws: ``KeyedArchiveError`` if the request cannot be decoded.
   public func settingURL(_ url: String) throws -> URLRequestArchive {
     guard slotCount > Slot.url.rawValue else {
       throw KeyedArchiveError(
@@ -458,13 +459,13 @@ public struct URLRequestArchive: Sendable, Hashable {
     }
   }
 
-  /// A copy with a header field added, or replaced (matched without regard to ASCII case, keeping its
-  /// place), or removed when `value` is nil. A request without an HTTP message (16 slots) that
+  /// A copy with a header field added, or replaced (matched without regard to ASCII case, keeping
+  /// its place), or removed when `value` is nil. A request without an HTTP message (16 slots) that
   /// gets a field grows one as Apple archives a request with header fields: `$2` becomes 22, and
-  /// slots 16 to 21 are added after slot 15 (null, the integer 2, the method `GET`, the fields,
-  /// no body, no body stream; format reference §4); removing from it changes nothing.
+  /// slots 16 to 21 are added after slot 15 (null, the integer 2, the method `GET`, the fields, no
+  /// body, no body stream; format reference §4); removing from it changes nothing.
   ///
-  /// - Throws: `KeyedArchiveError` if the request cannot be decoded, or has a slot count other
+  /// - Throws: ``KeyedArchiveError`` if the request cannot be decoded, or has a slot count other
   ///   than 16 too small to hold header fields.
   public func settingHeader(_ name: String, to value: String?) throws -> URLRequestArchive {
     guard slotCount > Slot.headerFields.rawValue else {
@@ -542,13 +543,14 @@ public struct URLRequestArchive: Sendable, Hashable {
     self.layout == layout && rootKeys.holds(Self.rootKey(of: layout))
   }
 
-  /// A copy in another slot layout: `.dollarNumbered` (with `$top` key `root`) is what iOS 10.0–10.1
-  /// can read back; `.standard` (with `NSKeyedArchiveRootObjectKey`) is what every other OS reads.
-  /// Each slot key moves to its counterpart (and `__nsurlrequest_proto_props` to `$(N+3)`), in place,
-  /// and the root goes under the layout's key; nothing else changes. An archive in the layout but
-  /// under the other key (a third-party writer's) is only moved to the key.
+  /// A copy in another slot layout: `.dollarNumbered` (with `$top` key `root`) is what iOS
+  /// 10.0–10.1 can read back; `.standard` (with `NSKeyedArchiveRootObjectKey`) is what every other
+  /// OS reads. Each slot key moves to its counterpart (and `__nsurlrequest_proto_props` to
+  /// `$(N+3)`), in place, and the root goes under the layout's key; nothing else changes. An
+  /// archive in the layout but under the other key (a third-party writer's) is only moved to the
+  /// key.
   ///
-  /// - Throws: `KeyedArchiveError` if the request cannot be decoded.
+  /// - Throws: ``KeyedArchiveError`` if the request cannot be decoded.
   public func converted(to target: Layout) throws -> URLRequestArchive {
     guard !isInLayout(target) else { return self }
     let count = slotCount
@@ -590,7 +592,7 @@ public struct URLRequestArchive: Sendable, Hashable {
 
   /// The encoded archive (binary, as CFNetwork always writes request archives).
   ///
-  /// - Throws: `KeyedArchiveError` if the archive cannot be written.
+  /// - Throws: ``KeyedArchiveError`` if the archive cannot be written.
   public func encoded() throws -> Data {
     try archive.encoded(as: .binary)
   }
@@ -670,7 +672,8 @@ public struct URLRequestFields: Sendable, Hashable {
   public var priority: Int
   /// Whether the class is NSMutableURLRequest (true) or NSURLRequest.
   public var isMutable: Bool
-  /// Other plain values of the request object (`startTimeoutTime`, `allowsExpensiveNetworkAccess`, …).
+  /// Other plain values of the request object (`startTimeoutTime`, `allowsExpensiveNetworkAccess`,
+  /// …).
   public var extraFields: PropertyListDictionary
 
   /// Creates request fields with Foundation's defaults.

@@ -21,7 +21,7 @@ extension URLRequestArchive {
   /// (Renaming reads no more of the graph than the request's own object: an archive whose graph
   /// does not decode, a cycle say, has its keys renamed where rebuilding would fail.)
   ///
-  /// - Throws: `KeyedArchiveError` if the archive must be rebuilt and cannot be.
+  /// - Throws: ``KeyedArchiveError`` if the archive must be rebuilt and cannot be.
   public func encodedConverted(to target: Layout) throws -> Data {
     if let bytes = renamedInPlace(to: target) { return bytes }
     return try converted(to: target).encoded()

@@ -15,15 +15,15 @@ public struct URLResponseArchive: Sendable, Hashable {
 
   /// Reads a response archive.
   ///
-  /// - Throws: `KeyedArchiveError` with a key path if the archive is malformed or its root is not an
-  ///   NSURLResponse.
+  /// - Throws: ``KeyedArchiveError`` with a key path if the archive is malformed or its root is not
+  ///   an NSURLResponse.
   public init(decoding data: Data, limits: KeyedArchiveLimits = .default) throws {
     try self.init(archive: KeyedArchive(decoding: data, limits: limits), limits: limits)
   }
 
   /// Views an archive as a response.
   ///
-  /// - Throws: `KeyedArchiveError` if the root is not an NSURLResponse.
+  /// - Throws: ``KeyedArchiveError`` if the root is not an NSURLResponse.
   public init(archive: KeyedArchive, limits: KeyedArchiveLimits = .default) throws {
     guard case .object(let object) = try archive.decodeRoot(limits: limits),
       object.classChain.contains("NSURLResponse")

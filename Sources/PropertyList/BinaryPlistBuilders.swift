@@ -54,7 +54,7 @@ func keyFingerprint(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
   return (mixed &* 0xBF58_476D_1CE4_E5B9) ^ (last &* 0x94D0_49BB_1331_11EB) | 1
 }
 
-/// Builds `PropertyListValue`s: what `BinaryPropertyListReader` returns.
+/// Builds ``PropertyListValue``s: what ``BinaryPropertyListReader`` returns.
 struct ValueBuilder: BinaryPlistBuilder, ~Copyable {
   struct DictionaryState {
     var dictionary: PropertyListDictionary

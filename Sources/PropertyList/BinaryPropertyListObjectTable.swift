@@ -3,13 +3,13 @@ import PortableFoundation
 /// A binary property list as its object table: every object in file order, with containers holding
 /// references (indexes into the table) rather than values.
 ///
-/// Values alone cannot say which references in a file pointed at the same object, and Apple's writers
-/// differ here: CoreFoundation's `CFPropertyListCreateData` shares equal strings, numbers, dates and
-/// data, while NSKeyedArchiver shares only what was the same object in memory (so an archive can hold
-/// two equal strings, or a UID object that nothing references). The table keeps exactly what the file
-/// said, so reading a table and encoding it again reproduces any file written in CoreFoundation's
-/// canonical layout, whichever writer decided the sharing. Writers of higher layers (keyed archives)
-/// build tables to decide sharing themselves.
+/// Values alone cannot say which references in a file pointed at the same object, and Apple's
+/// writers differ here: CoreFoundation's `CFPropertyListCreateData` shares equal strings, numbers,
+/// dates and data, while NSKeyedArchiver shares only what was the same object in memory (so an
+/// archive can hold two equal strings, or a UID object that nothing references). The table keeps
+/// exactly what the file said, so reading a table and encoding it again reproduces any file written
+/// in CoreFoundation's canonical layout, whichever writer decided the sharing. Writers of higher
+/// layers (keyed archives) build tables to decide sharing themselves.
 public struct BinaryPropertyListObjectTable: Sendable, Hashable {
   /// One object of the table.
   public enum Object: Sendable, Hashable {
@@ -32,9 +32,11 @@ public struct BinaryPropertyListObjectTable: Sendable, Hashable {
     self.topObject = topObject
   }
 
-  /// Flattens a value the way CoreFoundation's binary writer does (see `BinaryPropertyListWriter`).
+  /// Flattens a value the way CoreFoundation's binary writer does (see
+  /// ``BinaryPropertyListWriter``).
   ///
-  /// - Throws: `PropertyListError` with code `.unencodable` if the value nests deeper than `maximumDepth`.
+  /// - Throws: ``PropertyListError`` with code `.unencodable` if the value nests deeper than
+  ///   `maximumDepth`.
   public init(
     flattening value: PropertyListValue, maximumDepth: Int = PropertyListLimits.default.maximumDepth
   )
@@ -45,10 +47,12 @@ public struct BinaryPropertyListObjectTable: Sendable, Hashable {
     self.init(objects: flattener.objects, topObject: top)
   }
 
-  /// Reads the object table of a binary plist, every object included (also those nothing references).
+  /// Reads the object table of a binary plist, every object included (also those nothing
+  /// references).
   ///
-  /// The plist is first read as a value, so everything `BinaryPropertyListReader` checks holds here too.
-  /// - Throws: `PropertyListError` with the byte offset of the problem.
+  /// The plist is first read as a value, so everything ``BinaryPropertyListReader`` checks holds
+  /// here too.
+  /// - Throws: ``PropertyListError`` with the byte offset of the problem.
   public init(reading bytes: Data, limits: PropertyListLimits = .default) throws {
     guard bytes.count <= limits.maximumInputSize else {
       throw PropertyListError(
@@ -64,8 +68,8 @@ public struct BinaryPropertyListObjectTable: Sendable, Hashable {
 
   /// Resolves the table into a value, starting from the top object.
   ///
-  /// - Throws: `PropertyListError` if a reference is out of range, a dictionary key is not a string,
-  ///   or an object contains itself.
+  /// - Throws: ``PropertyListError`` if a reference is out of range, a dictionary key is not a
+  ///   string, or an object contains itself.
   public func value() throws -> PropertyListValue {
     try Data(encoded()).withUnsafeBytes { buffer in
       var parser = try BinaryParser<ValueBuilder>(buffer, limits: .default)

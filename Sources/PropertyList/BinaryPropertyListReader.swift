@@ -3,11 +3,11 @@ import PortableFoundation
 
 /// Reads Apple binary property lists (`bplist00`).
 ///
-/// The whole structure is validated before any object is read: the trailer's sizes, counts and table
-/// position must be consistent with the input's length, and every offset-table entry must point into
-/// the object area. Sizes taken from the input are checked for overflow and against the input's
-/// length before anything is allocated, references must be in range, and an object that contains
-/// itself is refused. Every error carries the byte offset at which the problem was found.
+/// The whole structure is validated before any object is read: the trailer's sizes, counts and
+/// table position must be consistent with the input's length, and every offset-table entry must
+/// point into the object area. Sizes taken from the input are checked for overflow and against the
+/// input's length before anything is allocated, references must be in range, and an object that
+/// contains itself is refused. Every error carries the byte offset at which the problem was found.
 public struct BinaryPropertyListReader: Sendable {
   /// The bounds the reader enforces.
   public var limits: PropertyListLimits
@@ -21,7 +21,7 @@ public struct BinaryPropertyListReader: Sendable {
   ///
   /// - Parameter bytes: the whole input, starting with `bplist0`.
   /// - Returns: the top-level value.
-  /// - Throws: `PropertyListError` with the byte offset of the problem.
+  /// - Throws: ``PropertyListError`` with the byte offset of the problem.
   public func read(_ bytes: Data) throws -> PropertyListValue {
     guard bytes.count <= limits.maximumInputSize else {
       throw PropertyListError(
@@ -38,7 +38,7 @@ public struct BinaryPropertyListReader: Sendable {
   ///
   /// - Parameter buffer: the whole input, starting with `bplist0`.
   /// - Returns: the top-level value.
-  /// - Throws: `PropertyListError` with the byte offset of the problem.
+  /// - Throws: ``PropertyListError`` with the byte offset of the problem.
   public func read(_ buffer: UnsafeRawBufferPointer) throws -> PropertyListValue {
     guard buffer.count <= limits.maximumInputSize else {
       throw PropertyListError(
@@ -522,7 +522,8 @@ struct BinaryParser<Builder: BinaryPlistBuilder & ~Copyable>: ~Copyable {
 }
 
 extension BinaryParser where Builder: ~Copyable, Builder == ValueBuilder {
-  /// Every object of the file in index order; call after `readTop` has validated the reachable graph.
+  /// Every object of the file in index order; call after `readTop` has validated the reachable
+  /// graph.
   mutating func readTable() throws -> BinaryPropertyListObjectTable {
     var objects = [BinaryPropertyListObjectTable.Object]()
     objects.reserveCapacity(trailer.objectCount)
@@ -607,7 +608,8 @@ struct BinaryObjectArea {
     }
   }
 
-  /// Reads the element count that follows a marker: the low nibble, or, when it is 0xF, an integer object.
+  /// Reads the element count that follows a marker: the low nibble, or, when it is 0xF, an integer
+  /// object.
   func readCount(at offset: Int, marker: UInt8) throws -> (count: Int, start: Int) {
     let nibble = Int(marker & 0x0F)
     if nibble != 0x0F { return (nibble, offset + 1) }

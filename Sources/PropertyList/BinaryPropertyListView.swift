@@ -10,7 +10,7 @@ import PortableFoundation
 // Fuzz/Sources/FuzzResumeData/main.swift and Fuzz/Sources/FuzzBatch/main.swift
 // (`checksWrittenViews`).
 
-/// A binary property list checked exactly as `BinaryPropertyListReader` checks it, then read in
+/// A binary property list checked exactly as ``BinaryPropertyListReader`` checks it, then read in
 /// place: no value tree is built, and callers read only the objects they need.
 ///
 /// Construction runs the reader's own parser (with a builder that builds nothing), so it accepts
@@ -47,7 +47,7 @@ package final class BinaryPropertyListView {
   ///   - walkOnly: skip the one-pass scan and walk from the top (for comparing the two).
   ///   - referenceScan: make the one pass with the scan written in Swift, which the one in C must
   ///     agree with (for comparing the two).
-  /// - Throws: the `PropertyListError` `BinaryPropertyListReader.read` throws for these bytes.
+  /// - Throws: the ``PropertyListError`` `BinaryPropertyListReader.read` throws for these bytes.
   package convenience init(
     validating data: Data, limits: PropertyListLimits, walkOnly: Bool = false,
     referenceScan: Bool = false

@@ -6,7 +6,8 @@ import PortableFoundation
 /// equal strings, numbers, dates and data; every boolean occurrence gets an object slot, but
 /// references go to the first one; arrays, dictionaries and UIDs are never shared. References and
 /// offsets use the fewest of 1, 2, 4 or 8 bytes that can hold them. Re-encoding an unmodified
-/// Apple-made binary plist read by `BinaryPropertyListReader` therefore gives back the same bytes.
+/// Apple-made binary plist read by ``BinaryPropertyListReader`` therefore gives back the same
+/// bytes.
 public struct BinaryPropertyListWriter: Sendable {
   /// Deepest nesting written; deeper values are refused rather than risking the stack.
   public var maximumDepth: Int
@@ -19,7 +20,8 @@ public struct BinaryPropertyListWriter: Sendable {
   /// Writes a value.
   ///
   /// - Returns: the bytes of the binary plist.
-  /// - Throws: `PropertyListError` with code `.unencodable` if the value nests deeper than `maximumDepth`.
+  /// - Throws: ``PropertyListError`` with code `.unencodable` if the value nests deeper than
+  ///   `maximumDepth`.
   public func write(_ value: PropertyListValue) throws -> Data {
     try BinaryPropertyListObjectTable(flattening: value, maximumDepth: maximumDepth).encoded()
   }
@@ -133,7 +135,7 @@ func binaryByteCount(_ value: UInt64) -> Int {
   return 8
 }
 
-/// The bytes `BinaryPropertyListObjectTable.encoded()` writes for single objects, for checks that
+/// The bytes ``BinaryPropertyListObjectTable/encoded()`` writes for single objects, for checks that
 /// compare an input with what the writer would make of it.
 package enum BinaryObjectEncoding {
   /// Appends a scalar's encoding (anything but an array or a dictionary).

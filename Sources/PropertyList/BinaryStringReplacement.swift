@@ -174,10 +174,11 @@ extension BinaryPropertyListView {
   /// every other object's bytes as they are: a rename that moves no object, costing a copy of the
   /// bytes rather than a decoding and an encoding.
   ///
-  /// Only for a plist whose objects lie as `BinaryPropertyListWriter` writes them
-  /// (`objectsAreContiguous`), which callers check: the result is then the writer's encoding of the renamed plist, as long as renaming
-  /// makes no two objects the writer would share equal, which callers check too. The offset table
-  /// is written anew, with the fewest bytes per offset that the writer uses.
+  /// Only for a plist whose objects lie as ``BinaryPropertyListWriter`` writes them
+  /// (`objectsAreContiguous`), which callers check: the result is then the writer's encoding of the
+  /// renamed plist, as long as renaming makes no two objects the writer would share equal, which
+  /// callers check too. The offset table is written anew, with the fewest bytes per offset that the
+  /// writer uses.
   ///
   /// - Precondition: each object of `replacements` is a distinct index below `objectCount`.
   package func replacingStrings(_ replacements: [StringReplacement]) -> Data {

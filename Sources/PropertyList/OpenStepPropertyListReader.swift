@@ -42,7 +42,7 @@ public struct OpenStepPropertyListReader: Sendable {
   /// Reads one OpenStep property list or `.strings` file.
   ///
   /// - Returns: the root value: a dictionary, array, string or data.
-  /// - Throws: `PropertyListError` located by line and column (`.lineColumn`, 1-based, the column
+  /// - Throws: ``PropertyListError`` located by line and column (`.lineColumn`, 1-based, the column
   ///   counting Unicode scalars): `.truncated` when the input ends inside a value, `.malformed`
   ///   for anything out of place, `.invalidValue` for text that is not UTF-8 or UTF-16 and for the
   ///   escapes refused above, `.limitExceeded` when a limit is hit (the input-size check has no

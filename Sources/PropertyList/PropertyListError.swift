@@ -42,7 +42,7 @@ public struct PropertyListError: Error, Sendable, Hashable, CustomStringConverti
     public static let cycle = Code(rawValue: "cycle")
     /// A value cannot be represented (bad UTF-8 or UTF-16, an integer out of range, a bad date).
     public static let invalidValue = Code(rawValue: "invalid-value")
-    /// The input exceeds one of the configured `PropertyListLimits`.
+    /// The input exceeds one of the configured ``PropertyListLimits``.
     public static let limitExceeded = Code(rawValue: "limit-exceeded")
     /// The XML asks for something we refuse for safety (entities, DTD subsets, external resources).
     public static let forbidden = Code(rawValue: "forbidden")

@@ -1,7 +1,7 @@
 import PortableFoundation
 
 /// The two property-list formats this library reads and writes as Apple does (OpenStep text, which
-/// it only reads, is `PropertyListInputFormat.openStep`).
+/// it only reads, is ``PropertyListInputFormat/openStep``).
 public enum PropertyListFormat: String, Sendable, Hashable, CaseIterable {
   /// Apple's XML property list (`<plist version="1.0">`).
   case xml
@@ -10,8 +10,8 @@ public enum PropertyListFormat: String, Sendable, Hashable, CaseIterable {
 
   /// Decides an input's format from its first bytes.
   ///
-  /// - Throws: `PropertyListError` with code `.unsupportedFormat` for JSON, OpenStep, other binary
-  ///   plist versions, and anything else, saying which it looks like.
+  /// - Throws: ``PropertyListError`` with code `.unsupportedFormat` for JSON, OpenStep, other
+  ///   binary plist versions, and anything else, saying which it looks like.
   public static func detect(_ bytes: some Collection<UInt8>) throws -> PropertyListFormat {
     // What nearly every XML plist starts with (`<?xml`), known before the tests below, each of
     // which makes an array of its bytes.
@@ -77,7 +77,7 @@ extension PropertyListValue {
   ///   - bytes: the whole input.
   ///   - limits: bounds on what is accepted.
   /// - Returns: the value and the format it was read from.
-  /// - Throws: `PropertyListError` saying what is wrong and where (byte offset or line).
+  /// - Throws: ``PropertyListError`` saying what is wrong and where (byte offset or line).
   public static func decode(
     _ bytes: Data, limits: PropertyListLimits = .default
   ) throws -> (value: PropertyListValue, format: PropertyListFormat) {
@@ -92,9 +92,9 @@ extension PropertyListValue {
 
   /// Writes the value in a format, the way CoreFoundation writes it.
   ///
-  /// - Throws: `PropertyListError` with code `.unencodable` when the value cannot be written in that
-  ///   format (for example, a UID in XML is written as `{CF$UID: n}`, but an XML date outside years
-  ///   0001–9999 cannot be).
+  /// - Throws: ``PropertyListError`` with code `.unencodable` when the value cannot be written in
+  ///   that format (for example, a UID in XML is written as `{CF$UID: n}`, but an XML date outside
+  ///   years 0001–9999 cannot be).
   public func encoded(as format: PropertyListFormat) throws -> Data {
     switch format {
     case .binary: return try BinaryPropertyListWriter().write(self)

@@ -7,7 +7,7 @@ public enum PropertyListInputFormat: String, Sendable, Hashable, CaseIterable {
   case xml
   /// Apple's binary property list.
   case binary
-  /// OpenStep ("old-style") text, `.strings` files among them (`OpenStepPropertyListReader`).
+  /// OpenStep ("old-style") text, `.strings` files among them (``OpenStepPropertyListReader``).
   case openStep = "openstep"
 
   /// Decides an input's format from its first bytes: a binary plist by its magic, XML by its
@@ -56,7 +56,7 @@ extension PropertyListValue {
   /// Reads a property list in any format this library reads: XML, binary or OpenStep.
   ///
   /// - Returns: the value and the format it was read from.
-  /// - Throws: `PropertyListError`, located by byte offset (binary), line (XML) or line and
+  /// - Throws: ``PropertyListError``, located by byte offset (binary), line (XML) or line and
   ///   column (OpenStep).
   public static func decodeAnyFormat(
     _ bytes: Data, limits: PropertyListLimits = .default

@@ -3,11 +3,11 @@ import PortableFoundation
 
 /// Reads Apple's XML property-list format the way CoreFoundation does, streaming through libxml2.
 ///
-/// The document is never built as a tree: libxml2's SAX2 parser feeds element events straight into a
-/// value builder. The parser never loads a DTD, never fetches anything, and refuses a DOCTYPE internal
-/// subset and any entity other than the five predefined ones, so external-entity and "billion laughs"
-/// documents fail at once with `.forbidden`. The reader is a value; every `read` uses its own parser, so
-/// reads may run concurrently.
+/// The document is never built as a tree: libxml2's SAX2 parser feeds element events straight into
+/// a value builder. The parser never loads a DTD, never fetches anything, and refuses a DOCTYPE
+/// internal subset and any entity other than the five predefined ones, so external-entity and
+/// "billion laughs" documents fail at once with `.forbidden`. The reader is a value; every `read`
+/// uses its own parser, so reads may run concurrently.
 public struct XMLPropertyListReader: Sendable {
   /// The bounds every read enforces.
   public let limits: PropertyListLimits
@@ -21,17 +21,18 @@ public struct XMLPropertyListReader: Sendable {
 
   /// Reads one XML property list.
   ///
-  /// Accepts an optional `<plist>` wrapper holding exactly one value, or a bare value element as the
-  /// root, as CoreFoundation does. A dictionary holding only the key `CF$UID` with an integer value is
-  /// read as a UID. Later duplicate keys replace earlier ones.
+  /// Accepts an optional `<plist>` wrapper holding exactly one value, or a bare value element as
+  /// the root, as CoreFoundation does. A dictionary holding only the key `CF$UID` with an integer
+  /// value is read as a UID. Later duplicate keys replace earlier ones.
   ///
   /// - Parameter bytes: the whole document, in any encoding libxml2 detects (UTF-8 by default).
   /// - Returns: the root value.
-  /// - Throws: `PropertyListError`, located by 1-based line: `.malformed` for XML that is not
+  /// - Throws: ``PropertyListError``, located by 1-based line: `.malformed` for XML that is not
   ///   well-formed or elements out of place, `.forbidden` for DOCTYPE internal subsets and entity
-  ///   references, `.invalidValue` for bad integers, reals, dates and base64, and `.limitExceeded` when a
-  ///   limit is hit (the input-size check has no location). Every value and key element counts
-  ///   toward `maximumObjectCount`; `maximumDepth` counts nested arrays and dictionaries, not `<plist>`.
+  ///   references, `.invalidValue` for bad integers, reals, dates and base64, and `.limitExceeded`
+  ///   when a limit is hit (the input-size check has no location). Every value and key element
+  ///   counts toward `maximumObjectCount`; `maximumDepth` counts nested arrays and dictionaries,
+  ///   not `<plist>`.
   public func read(_ bytes: Data) throws -> PropertyListValue {
     // One look into the Data: each one costs a dynamic exclusivity check of its storage.
     try bytes.withUnsafeBytes { try read($0) }
@@ -164,8 +165,8 @@ private struct TextBuffer {
   func release() { ReusableBlocks.give(base) }
 }
 
-/// Turns the shim's element events into a `PropertyListValue`, keeping every open container's values
-/// on flat stacks so that no per-container arrays are grown and copied while reading.
+/// Turns the shim's element events into a ``PropertyListValue``, keeping every open container's
+/// values on flat stacks so that no per-container arrays are grown and copied while reading.
 private struct XMLValueBuilder {
   private enum FrameKind {
     case document
@@ -598,7 +599,8 @@ private struct XMLValueBuilder {
     return bytes.count > 40 ? shown + "…" : shown
   }
 
-  /// Text for inside quotes in a message: quotes, backslashes and control characters escaped as in JSON.
+  /// Text for inside quotes in a message: quotes, backslashes and control characters escaped as in
+  /// JSON.
   static func escaped(_ text: String) -> String {
     var quoted = ""
     appendJSONString(text, to: &quoted)
@@ -621,8 +623,8 @@ private struct XMLValueBuilder {
 }
 /// Parsers for the text of `<integer>`, `<real>` and `<date>`, working on bytes without Foundation.
 enum XMLNumberParser {
-  /// Parses `[+-] S* (digits | 0x hexdigits)` (S is whitespace, which CoreFoundation allows after the
-  /// sign). Returns nil when the text is not an integer, and `.failure` when it is one outside
+  /// Parses `[+-] S* (digits | 0x hexdigits)` (S is whitespace, which CoreFoundation allows after
+  /// the sign). Returns nil when the text is not an integer, and `.failure` when it is one outside
   /// `Int64.min ... UInt64.max`.
   static func integer(_ text: UnsafeBufferPointer<UInt8>) -> Result<
     PropertyListInteger, RangeError

@@ -19,8 +19,8 @@ public struct XMLPropertyListWriter: Sendable {
   /// Writes a value.
   ///
   /// - Returns: the UTF-8 bytes of the XML plist.
-  /// - Throws: `PropertyListError` with code `.unencodable` for a date outside years 0001–9999 or a
-  ///   value nested deeper than `maximumDepth`.
+  /// - Throws: ``PropertyListError`` with code `.unencodable` for a date outside years 0001–9999 or
+  ///   a value nested deeper than `maximumDepth`.
   public func write(_ value: PropertyListValue) throws -> Data {
     var out = XMLOutput(capacity: 1024)
     out.put(Self.header)

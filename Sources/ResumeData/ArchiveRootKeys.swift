@@ -2,7 +2,7 @@ import KeyedArchive
 import PortableFoundation
 
 /// The keyed archives a resume blob is or holds, each read on Apple's systems by a decoder of its
-/// own, which looks up one `$top` key (`ResumeData.rootKey(of:)`).
+/// own, which looks up one `$top` key (``ResumeData/rootKey(of:)``).
 public enum ResumeArchiveForm: String, Sendable, Hashable, CaseIterable {
   /// A keyed resume dictionary, as CFNetwork writes it from iOS 12.
   case resumeDictionary = "resume-dictionary"
@@ -155,7 +155,7 @@ extension ResumeData {
   /// (`rootKey(of:)`); request archives are `convertRequests(to:rule:)`'s. One finding, coded
   /// `rule`, per archive moved.
   ///
-  /// - Throws: `ResumeDataError` when an archive cannot be written again.
+  /// - Throws: ``ResumeDataError`` when an archive cannot be written again.
   mutating func restoreArchiveRootKeys(rule: String) throws -> [Finding] {
     var changes = [Finding]()
     func moved(_ what: String, from keys: ArchiveRootKeys, to key: ArchiveRootKey, path: String) {

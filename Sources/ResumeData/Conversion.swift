@@ -32,7 +32,7 @@ extension ResumeData {
   ///   - temporaryDirectory: where the partial file lives, to turn a bare temp name into a path.
   /// - Returns: the converted blob, and findings: `converted`, plus `conversion-derived` for each
   ///   value made from another and `conversion-dropped` for each value the target cannot carry.
-  /// - Throws: `ResumeDataError`: `.unsupported` when the target needs what the blob cannot give
+  /// - Throws: ``ResumeDataError``: `.unsupported` when the target needs what the blob cannot give
   ///   (a partial-file path without a directory, a validator for Network.framework) or cannot
   ///   carry what the blob must keep (a segment map, into Network.framework's form), or a request
   ///   archive's error.
@@ -340,7 +340,8 @@ private struct Conversion {
     }
   }
 
-  /// Makes sure the partial file is named by a bare `TempFileName` (from LocalPath's last component).
+  /// Makes sure the partial file is named by a bare `TempFileName` (from LocalPath's last
+  /// component).
   mutating func nameByTempFileName(_ entries: inout PropertyListDictionary) throws {
     guard entries[ResumeDataKey.tempFileName]?.stringValue == nil else { return }
     guard let path = entries[ResumeDataKey.localPath]?.stringValue else {
@@ -442,7 +443,7 @@ private struct Conversion {
   /// `Fixtures/archive/response/synthetic-http-response.archive`, CFNetwork's own not being
   /// public.
   ///
-  /// - Throws: `ResumeDataError` `.unsupported` when there is no validator at all: a blob
+  /// - Throws: ``ResumeDataError`` `.unsupported` when there is no validator at all: a blob
   ///   Network.framework's loader could resume from cannot be made.
   mutating func responseHoldingValidators(
     _ response: ArchivedValue?, _ entries: PropertyListDictionary, url: String?
@@ -619,7 +620,7 @@ extension ResumeData {
     }
   }
 
-  /// A blob made from resume-dictionary values (`ResumeDataKey`), in any generation: the values
+  /// A blob made from resume-dictionary values (``ResumeDataKey``), in any generation: the values
   /// are written as a v4 dictionary and converted, so the result is exactly what conversion gives.
   ///
   /// - Parameters:
@@ -628,7 +629,7 @@ extension ResumeData {
   ///   - format: `.xml` or `.binary`; nil for the generation's usual one.
   ///   - infoVersion: a keyed blob's info version (default 5).
   ///   - temporaryDirectory: where the partial file lives, for forms that name it by path.
-  /// - Throws: `ResumeDataError` when the values cannot make a blob of that generation.
+  /// - Throws: ``ResumeDataError`` when the values cannot make a blob of that generation.
   public init(
     building entries: PropertyListDictionary, as generation: ResumeDataGeneration = .keyed,
     format: PropertyListFormat? = nil, infoVersion: Int? = nil, temporaryDirectory: URL? = nil

@@ -10,8 +10,8 @@ extension ResumeData {
   /// The blob is then written afresh by `encoded()`, in its own generation and container, a
   /// keyed one under the key CFNetwork reads it by (`rootKey(of:)`), whatever it had.
   ///
-  /// - Throws: `ResumeDataError` with code `.unsupported` for Network.framework blobs, whose fields
-  ///   are objects rather than dictionary values.
+  /// - Throws: ``ResumeDataError`` with code `.unsupported` for Network.framework blobs, whose
+  ///   fields are objects rather than dictionary values.
   public mutating func setEntry(_ key: String, _ value: PropertyListValue?) throws {
     try setEntry(key, value, refreshingRequests: true)
     if let form = ownArchiveForm { ownRootKeys = ArchiveRootKeys(Self.rootKey(of: form)) }
@@ -63,7 +63,7 @@ extension ResumeData {
   /// Everything else (headers, validators, the partial file) stays as it is.
   ///
   /// - Returns: one `edited` finding per value changed, naming its key.
-  /// - Throws: `ResumeDataError`: `.invalidEdit` for a URL that is not absolute http or https,
+  /// - Throws: ``ResumeDataError``: `.invalidEdit` for a URL that is not absolute http or https,
   ///   `.unsupported` for Network.framework blobs, or the error of a request archive that does not
   ///   decode.
   @discardableResult
@@ -112,12 +112,12 @@ extension ResumeData {
     Self.requestKeys.contains { entries[$0]?.dataValue != nil }
   }
 
-  /// Adds or replaces (matched without regard to ASCII case, keeping its place) a header field of both
-  /// request archives, or removes it when `value` is nil. A field is removed by any name, so that
-  /// one that cannot be sent (`unsendable-header`) can be taken out.
+  /// Adds or replaces (matched without regard to ASCII case, keeping its place) a header field of
+  /// both request archives, or removes it when `value` is nil. A field is removed by any name, so
+  /// that one that cannot be sent (`unsendable-header`) can be taken out.
   ///
   /// - Returns: one `edited` finding per request archive changed.
-  /// - Throws: `ResumeDataError`: `.invalidEdit` for adding a field whose name is not an HTTP
+  /// - Throws: ``ResumeDataError``: `.invalidEdit` for adding a field whose name is not an HTTP
   ///   token or whose value holds a line break or NUL, `.unsupported` for Network.framework blobs
   ///   or for adding a header to a request without an HTTP message, or a request archive's own
   ///   error.

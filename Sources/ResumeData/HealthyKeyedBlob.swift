@@ -9,9 +9,9 @@ import PortableFoundation
 // Fuzz/Sources/FuzzResumeData/main.swift.
 
 /// A keyed blob that needs nothing, recognized in one pass over its bytes
-/// (`ResumeData.healthyKeyedBlob(_:for:limits:)`): what a batch reports of it besides its bytes.
+/// (``ResumeData/healthyKeyedBlob(_:for:limits:)``): what a batch reports of it besides its bytes.
 public struct HealthyKeyedBlob: Sendable, Hashable {
-  /// `NSURLSessionResumeInfoVersion`, as `ResumeData.infoVersion` reads it.
+  /// `NSURLSessionResumeInfoVersion`, as ``ResumeData/infoVersion`` reads it.
   public let infoVersion: Int?
 }
 

@@ -9,7 +9,7 @@ import PropertyList
 // Fuzz/Sources/FuzzResumeData/main.swift.
 
 /// A plain v2 blob that needs nothing, recognized without its request archives being decoded
-/// (`ResumeData.reading(_:for:limits:)`): what a batch reports of it besides its bytes.
+/// (``ResumeData/reading(_:for:limits:)``): what a batch reports of it besides its bytes.
 public struct HealthyPlainBlob: Sendable, Hashable {
   /// The container: `.xmlPlist` or `.binaryPlist`.
   public let container: ResumeDataContainer
@@ -24,7 +24,7 @@ public struct HealthyPlainBlob: Sendable, Hashable {
   public var generation: ResumeDataGeneration { .v2 }
 }
 
-/// What `ResumeData.reading(_:for:limits:)` makes of a blob.
+/// What ``ResumeData/reading(_:for:limits:)`` makes of a blob.
 public enum ResumeDataReading: Sendable {
   /// A plain v2 blob that needs nothing, its request archives checked but not decoded.
   case healthy(HealthyPlainBlob)

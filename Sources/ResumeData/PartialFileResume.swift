@@ -7,7 +7,7 @@ import PropertyList
 /// have written for it.
 ///
 /// Nothing here reads the file or asks the server: the caller vouches for the bytes (the
-/// `Downloader`'s `PartialFileCheck` compares the file's last bytes with the server's under
+/// `Downloader`'s `TailCheck` compares the file's last bytes with the server's under
 /// `If-Range` before a validator is stamped on them).
 public struct PartialDownload: Sendable, Hashable {
   /// The URL the bytes came from (the stable one, before any redirect to a signed URL).
@@ -95,7 +95,7 @@ extension ResumeData {
   /// `tempFileName`, and for forms that name it by path (Network.framework's `fileURL`), by that
   /// name in `temporaryDirectory`.
   ///
-  /// - Throws: `ResumeDataError` (`.invalidEdit`) for a URL that is not http or https, a byte
+  /// - Throws: ``ResumeDataError`` (`.invalidEdit`) for a URL that is not http or https, a byte
   ///   count below 1, or a temp file name that is not a bare name; `.unsupported` when the blob
   ///   cannot be made in the target's form.
   public static func forPartialFile(

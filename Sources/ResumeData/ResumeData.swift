@@ -27,7 +27,8 @@ public enum ResumeDataGeneration: String, Sendable, Hashable, CaseIterable {
   case networkFramework = "network-framework"
   /// A Network.framework blob inside WebKit's keyed wrapper (`data` + `LocalPath`).
   case networkFrameworkWebKit = "network-framework-webkit"
-  /// Safari's own downloads: a keyed dictionary with `LocalPath` and no original request or temp name.
+  /// Safari's own downloads: a keyed dictionary with `LocalPath` and no original request or temp
+  /// name.
   case safari
 }
 
@@ -49,8 +50,8 @@ public enum ResumeDataContainer: String, Sendable, Hashable, CaseIterable {
 /// re-encoding.
 ///
 /// Decoding follows CFNetwork's detection order: a masked Network.framework blob first; then a
-/// property list that is a keyed archive (falling back to the plain dictionary when the archive does
-/// not decode, as CFNetwork does); then a plain dictionary. The generation is decided from the
+/// property list that is a keyed archive (falling back to the plain dictionary when the archive
+/// does not decode, as CFNetwork does); then a plain dictionary. The generation is decided from the
 /// contents, never assumed from a version number alone.
 public struct ResumeData: Sendable, Hashable {
   /// The producer's form.
@@ -130,7 +131,7 @@ public struct ResumeData: Sendable, Hashable {
 
   /// Reads a resume blob of any generation.
   ///
-  /// - Throws: `ResumeDataError`: `.propertyList` with the container's offset or line,
+  /// - Throws: ``ResumeDataError``: `.propertyList` with the container's offset or line,
   ///   `.keyedArchive` with the archive's key path, `.notResumeData` when it is neither.
   ///
   /// A binary keyed blob whose root dictionary holds only plain values, as CFNetwork writes them,
@@ -576,7 +577,7 @@ public struct ResumeData: Sendable, Hashable {
 
   /// The segment map `segments` holds, if the blob has one.
   ///
-  /// - Throws: `ResumeDataError` with `.invalidValue` when it does not read.
+  /// - Throws: ``ResumeDataError`` with `.invalidValue` when it does not read.
   public func segmentMap() throws(ResumeDataError) -> SegmentMap? {
     guard let segments else { return nil }
     return try SegmentMap(parsing: segments)
@@ -697,7 +698,7 @@ public struct ResumeData: Sendable, Hashable {
   /// toolkit writes) comes back as the bytes it was read from; one written by another writer comes
   /// back as the same values in canonical form.
   ///
-  /// - Throws: `ResumeDataError` if a value cannot be written.
+  /// - Throws: ``ResumeDataError`` if a value cannot be written.
   public func encoded() throws -> Data {
     try encoded(keepingUntouchedBytes: false)
   }
@@ -708,7 +709,7 @@ public struct ResumeData: Sendable, Hashable {
   /// should give back. A changed blob, or any blob without the flag, is `encoded()`. A converted
   /// blob was read from what the conversion wrote, so it is that either way.
   ///
-  /// - Throws: `ResumeDataError` if a value cannot be written.
+  /// - Throws: ``ResumeDataError`` if a value cannot be written.
   public func encoded(keepingUntouchedBytes: Bool) throws -> Data {
     if keepingUntouchedBytes, !isEdited { return original.data }
     if isEdited { return try rebuilt() }

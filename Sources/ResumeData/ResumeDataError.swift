@@ -64,7 +64,7 @@ public struct ResumeDataError: Error, Sendable, Hashable, CustomStringConvertibl
 }
 
 extension ResumeDataError {
-  /// Runs `body`, turning the lower layers' errors into `ResumeDataError`s that keep them, with
+  /// Runs `body`, turning the lower layers' errors into ``ResumeDataError``s that keep them, with
   /// `keyPath` in front of an archive's own key path.
   static func wrapping<T>(at keyPath: String = "", _ body: () throws -> T) throws -> T {
     do {

@@ -25,7 +25,7 @@ public enum ResumeDataKey {
   /// Archived NSHTTPURLResponse (data).
   public static let response = "NSURLSessionResumeResponse"
   /// This toolkit's own: which bytes of a segmented download's partial file are on disk (string,
-  /// `bytes=S-E,…/TOTAL`; the downloader's `SegmentMap`). Apple's systems ignore it; for them
+  /// `bytes=S-E,…/TOTAL`; the downloader's ``SegmentMap``). Apple's systems ignore it; for them
   /// `NSURLSessionResumeBytesReceived` is the contiguous prefix from byte 0.
   public static let segments = "ResumeDataKitSegments"
 

@@ -39,7 +39,7 @@ public struct SegmentMap: Sendable, Hashable, CustomStringConvertible {
 
   /// Reads the text form (`bytes=S-E,…/TOTAL`).
   ///
-  /// - Throws: `ResumeDataError` with `.invalidValue` at `ResumeDataKitSegments`, saying at
+  /// - Throws: ``ResumeDataError`` with `.invalidValue` at `ResumeDataKitSegments`, saying at
   ///   which character the text departs from the form: ranges must ascend, stay apart and end
   ///   before the total, and the numbers must fit in 63 bits.
   public init(parsing text: String) throws(ResumeDataError) {

@@ -3,8 +3,8 @@ import PortableFoundation
 
 /// An Apple system a blob is about to be handed to: which platform, which release, which loader.
 ///
-/// `AppleSystem.running` is the one the code runs on; any other can be named, to prepare blobs for
-/// a device from a Mac or a server.
+/// ``running`` is the one the code runs on; any other can be named, to prepare blobs for a device
+/// from a Mac or a server.
 public struct AppleSystem: Sendable, Hashable, CustomStringConvertible {
   /// An Apple platform.
   public enum Platform: String, Sendable, Hashable, CaseIterable {
@@ -161,7 +161,7 @@ extension ResumeData {
   /// - Parameters:
   ///   - blob: The `resumeData` from the task's error (`NSURLSessionDownloadTaskResumeData` in
   ///     `userInfo`) or from `cancel(byProducingResumeData:)`.
-  ///   - partialFile: Where the partial file is checked; see `PartialFileCheck`.
+  ///   - partialFile: Where the partial file is checked; see ``PartialFileCheck``.
   ///   - limits: The limits the blob is read under.
   public static func forURLSession(
     _ blob: Data, partialFile: PartialFileCheck, limits: KeyedArchiveLimits = .default
@@ -176,7 +176,7 @@ extension ResumeData {
     return forURLSession(blob, on: system, partialFile: partialFile, limits: limits)
   }
 
-  /// `forURLSession(_:partialFile:limits:)` for a named system rather than the running one.
+  /// ``forURLSession(_:partialFile:limits:)`` for a named system rather than the running one.
   public static func forURLSession(
     _ blob: Data, on system: AppleSystem, partialFile: PartialFileCheck,
     limits: KeyedArchiveLimits = .default

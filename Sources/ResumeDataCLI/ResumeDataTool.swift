@@ -2,9 +2,6 @@ import Foundation
 
 /// The `resumedata` command-line tool, as a library so that tests can run it in-process.
 public enum ResumeDataTool {
-  /// The version printed by `--version`.
-  public static let version = "0.1.0"
-
   /// Every subcommand, in the order the tool's help lists them: the one table that dispatch, the
   /// parser, help, suggestions and shell completions read. A new subcommand is one entry here.
   static let commands: [CommandSpec] = [

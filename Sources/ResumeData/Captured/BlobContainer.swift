@@ -25,7 +25,7 @@ public struct ContainerKeyPath: Sendable, Hashable, CustomStringConvertible {
   /// Reads a path as `--at` takes it: `tasks[2].resumeData`, `$.data`, `$`, `["a.b"][0]`,
   /// `['a.b']`.
   ///
-  /// - Throws: `ResumeDataError` `.invalidEdit` saying where the text does not read.
+  /// - Throws: ``ResumeDataError`` `.invalidEdit` saying where the text does not read.
   public init(parsing text: String) throws {
     let characters = Array(text)
     var index = 0

@@ -19,8 +19,8 @@ public enum CapturedForm: String, Sendable, Hashable, CaseIterable {
 
 /// A resume blob read from what was captured: its bytes, and how they were read.
 ///
-/// `read(_:as:)` tells the forms apart from the text itself, and only takes a text form when
-/// what it decodes to starts as a resume blob does (a property list or a masked
+/// ``read(_:as:generation:)`` tells the forms apart from the text itself, and only takes a text
+/// form when what it decodes to starts as a resume blob does (a property list or a masked
 /// Network.framework archive): a blob's own bytes are always read as they are.
 public struct CapturedBlob: Sendable, Hashable {
   /// The blob's bytes.
@@ -48,7 +48,7 @@ public struct CapturedBlob: Sendable, Hashable {
   ///   - form: the form to read it in; nil tells it from the input.
   ///   - generation: for a description of the resume dictionary, the generation to write it as;
   ///     nil picks it from its keys (see `recovered-from-description` in docs/findings.md).
-  /// - Throws: `ResumeDataError`: `.capturedText` for text of a form that does not decode (with
+  /// - Throws: ``ResumeDataError``: `.capturedText` for text of a form that does not decode (with
   ///   the line and column), `.elidedDescription` for a description that leaves bytes out,
   ///   `.notABlob` for a value that is not a blob at all (a number, a file path, JSON), with what
   ///   it looks like instead.
@@ -173,8 +173,9 @@ extension ResumeDataError.Code {
 }
 
 extension ResumeData {
-  /// Reads a resume blob from what was captured, in any form (`CapturedBlob.read(_:as:)`): the
-  /// blob's own bytes, base64 or hex text, or a description Foundation printed.
+  /// Reads a resume blob from what was captured, in any form
+  /// (``CapturedBlob/read(_:as:generation:)``): the blob's own bytes, base64 or hex text, or a
+  /// description Foundation printed.
   ///
   /// - Returns: the blob, and how it was read.
   public static func decoding(
@@ -184,7 +185,7 @@ extension ResumeData {
     return (try ResumeData(decoding: captured.bytes, limits: limits), captured)
   }
 
-  /// `forURLSession(_:partialFile:limits:)` for a blob kept as text: base64 (what
+  /// ``forURLSession(_:partialFile:limits:)`` for a blob kept as text: base64 (what
   /// `resumeData.base64EncodedString()` gives, standard or URL-safe, wrapped or not), hex, or a
   /// description Foundation printed. Text that is none of them, or does not decode, answers
   /// "start over" with the reason.
@@ -197,7 +198,7 @@ extension ResumeData {
     return forURLSession(text: text, on: system, partialFile: partialFile, limits: limits)
   }
 
-  /// `forURLSession(text:partialFile:limits:)` for a named system rather than the running one.
+  /// ``forURLSession(text:partialFile:limits:)`` for a named system rather than the running one.
   public static func forURLSession(
     text: String, on system: AppleSystem, partialFile: PartialFileCheck,
     limits: KeyedArchiveLimits = .default
@@ -205,9 +206,10 @@ extension ResumeData {
     forURLSession(captured: Data(text.utf8), on: system, partialFile: partialFile, limits: limits)
   }
 
-  /// `forURLSession(_:on:partialFile:limits:)` for bytes that hold the blob in any captured form
+  /// ``forURLSession(_:on:partialFile:limits:)`` for bytes that hold the blob in any captured form
   /// (its own bytes, or the text of base64, hex or a description, as a file or a database column
-  /// keeps it): what `CapturedBlob.read` finds in them is handed over, its findings first.
+  /// keeps it): what ``CapturedBlob/read(_:as:generation:)`` finds in them is handed over, its
+  /// findings first.
   public static func forURLSession(
     captured input: Data, on system: AppleSystem, partialFile: PartialFileCheck,
     limits: KeyedArchiveLimits = .default

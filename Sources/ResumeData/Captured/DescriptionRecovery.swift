@@ -10,7 +10,7 @@ import PropertyList
 /// The description keeps neither the container nor the key order; both are chosen as CFNetwork
 /// writes them: v1, v2 and v4 as XML with sorted keys (what the devices wrote), the keyed
 /// generations as a binary NSKeyedArchiver archive of an NSMutableDictionary under
-/// `NSKeyedArchiveRootObjectKey`, keys in CFNetwork's order (`ResumeDataKey`), then the others
+/// `NSKeyedArchiveRootObjectKey`, keys in CFNetwork's order (``ResumeDataKey``), then the others
 /// sorted.
 enum DescriptionRecovery {
   /// Keys whose values are integers in a blob, which a description shows bare.

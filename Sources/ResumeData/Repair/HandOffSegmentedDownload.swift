@@ -8,7 +8,7 @@ import PropertyList
 /// file completes with wrong bytes.
 ///
 /// The one repair that writes: truncating the file drops every segment past the prefix, so it is
-/// only done when the context allows it (`RepairContext.truncatingPartialFile`) and names the
+/// only done when the context allows it (``RepairContext/truncatingPartialFile``) and names the
 /// directory that holds the file. The rule then truncates the file to the contiguous prefix of
 /// the ranges that fit in it, sets BytesReceived to that prefix and removes the map: the blob is
 /// then what the Apple system itself would have written. A file that holds nothing past the

@@ -20,7 +20,7 @@ public struct RepairContext: Sendable, Hashable {
   /// its size or move a `LocalPath` into it. Only file attributes are read in it, unless
   /// `truncatingPartialFile` allows the one write a repair makes.
   public var temporaryDirectory: URL?
-  /// Whether `HandOffSegmentedDownload` may truncate the partial file of a download over several
+  /// Whether ``HandOffSegmentedDownload`` may truncate the partial file of a download over several
   /// connections to the prefix an Apple system resumes from, dropping the segments past it.
   /// Default false: the rule then only says what is left to do.
   public var truncatingPartialFile: Bool
@@ -58,8 +58,16 @@ extension ResumeData {
   /// each changed. An untouched blob (nothing needed) comes back as it was: its
   /// `encoded(keepingUntouchedBytes: true)` is the bytes it was read from.
   ///
-  /// - Parameter truncatingPartialFile: see `RepairContext.truncatingPartialFile`.
-  /// - Throws: `ResumeDataError` when a rule cannot read what it must change.
+  /// - Parameters:
+  ///   - target: the system the blob is repaired for.
+  ///   - temporaryDirectory: the directory that holds the partial file: `move-local-path` and
+  ///     `reconcile-bytes-received` run only with one, and `hand-off-segments` truncates a file
+  ///     only in it.
+  ///   - truncatingPartialFile: see ``RepairContext/truncatingPartialFile``.
+  ///   - rules: the rules to run, in order; ``repairRules`` unless a caller leaves some out.
+  /// - Returns: the repaired blob (nil when the download must start over) and every rule's
+  ///   findings.
+  /// - Throws: ``ResumeDataError`` when a rule cannot read what it must change.
   public consuming func repaired(
     for target: RepairTarget, temporaryDirectory: URL? = nil, truncatingPartialFile: Bool = false,
     rules: [any RepairRule] = ResumeData.repairRules
@@ -86,7 +94,7 @@ extension ResumeData {
 
 extension Finding {
   /// The error finding for a repair that could not be made (a conversion the blob cannot give the
-  /// target what it needs for): the `ResumeDataError`'s code and key path, else `repair-failed`.
+  /// target what it needs for): the ``ResumeDataError``'s code and key path, else `repair-failed`.
   public init(repairFailure error: any Error, for target: RepairTarget) {
     let failure = error as? ResumeDataError
     self.init(

@@ -5,8 +5,8 @@
 /// dictionaries under `root` (what `archivedDataWithRootObject:` uses), and this toolkit wrote
 /// Network.framework blobs and rebuilt responses under the literal before December 2026: an
 /// Apple system then finds no dictionary (−3003), no resume info, or no response. The rule
-/// moves each root under the key of `ResumeData.rootKey(of:)`; request archives are
-/// `RestoreStandardRequestLayout`'s.
+/// moves each root under the key of ``ResumeData/rootKey(of:)``; request archives are
+/// ``RestoreStandardRequestLayout``'s.
 public struct RestoreArchiveRootKeys: RepairRule {
   /// Creates the rule.
   public init() {}
