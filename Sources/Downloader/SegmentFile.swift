@@ -57,11 +57,30 @@ final class SegmentFile: @unchecked Sendable {
     return Int64(status.st_size)
   }
 
+  /// Reserves the blocks of a file growing from `current` to `length` bytes and makes it that
+  /// long: 0, or the error number (`EOPNOTSUPP` or `EINVAL` where the file system cannot reserve).
+  /// The one platform choice of this file: Darwin has no `posix_fallocate`, and reserves with
+  /// `F_PREALLOCATE` (not built here: no Apple SDK; see docs/apple.md).
+  private static func reserve(_ descriptor: Int32, from current: Int64, to length: Int64) -> Int32 {
+    #if canImport(Darwin)
+      var store = fstore_t(
+        fst_flags: UInt32(F_ALLOCATEALL), fst_posmode: F_PEOFPOSMODE, fst_offset: 0,
+        fst_length: off_t(length - current), fst_bytesalloc: 0)
+      if fcntl(descriptor, F_PREALLOCATE, &store) == -1 {
+        return errno == ENOTSUP || errno == EOPNOTSUPP ? EOPNOTSUPP : errno
+      }
+      return ftruncate(descriptor, off_t(length)) == 0 ? 0 : errno
+    #else
+      return posix_fallocate(descriptor, 0, off_t(length))
+    #endif
+  }
+
   /// Makes the file `length` bytes long, reserving its blocks where the file system can (so that
   /// a full disk shows now, not in the middle of a segment); what was there is kept.
   func allocate(_ length: Int64) throws(DownloadError) {
-    if try size() >= length { return }
-    let result = posix_fallocate(descriptor, 0, off_t(length))
+    let current = try size()
+    if current >= length { return }
+    let result = Self.reserve(descriptor, from: current, to: length)
     // Some file systems cannot reserve blocks (EOPNOTSUPP): a sparse file of that size will do.
     if result != 0 {
       guard result == EOPNOTSUPP || result == EINVAL, ftruncate(descriptor, off_t(length)) == 0
