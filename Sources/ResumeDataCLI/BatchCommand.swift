@@ -10,7 +10,8 @@ enum BatchCommand {
     one result a record.
 
     Reads resume blobs as NDJSON, one record a line:
-      {"id": ..., "blob": "<base64>"}    or    {"id": ..., "path": "FILE"}
+      {"id": ..., "blob": "<base64>"}   {"id": ..., "path": "FILE"}
+      {"id": ..., "text": "<the blob in any captured form: base64, hex, a description>"}
     and writes one JSON result a line, in input order: the record's line and id, whether
     it is ok, the blob's generation, container and findings, and with --target or --to
     the repaired or converted blob (base64; or, with --in-place, the file it replaced).

@@ -14,15 +14,18 @@ struct ArticleBlock: Sendable, CustomStringConvertible {
   var description: String { "\(article):\(line)" }
 }
 
-/// Every ```swift block of every article of the DocC catalogs (Sources/<Module>/<Module>.docc).
+/// Every ```swift block of every article of the DocC catalogs (Sources/<Module>/<Module>.docc),
+/// and of the README.
 let articleBlocks: [ArticleBlock] = {
   let sources = repositoryRoot.appendingPathComponent("Sources")
   let paths = FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String }
+  let readme = try? String(
+    contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
   return (paths ?? []).filter { $0.contains(".docc/") && $0.hasSuffix(".md") }.sorted()
     .flatMap { path -> [ArticleBlock] in
       let text = (try? String(contentsOf: sources.appendingPathComponent(path), encoding: .utf8))
       return swiftBlocks(in: text ?? "", article: "Sources/" + path)
-    }
+    } + swiftBlocks(in: readme ?? "", article: "README.md")
 }()
 
 /// The ```swift blocks of an article's text.

@@ -27,10 +27,16 @@ private func page(_ name: String) throws -> String {
     encoding: .utf8)
 }
 
-/// Every example of every page, in order.
-let documentedExamples: [DocumentedExample] = pages.flatMap { name in
-  examples(in: (try? page(name)) ?? "", page: name)
-}
+/// Every example of every page, in order, then the README's: every command the README shows
+/// is run, as the pages' are.
+let documentedExamples: [DocumentedExample] =
+  pages.flatMap { name in
+    examples(in: (try? page(name)) ?? "", page: name)
+  }
+  + examples(
+    in: (try? String(
+      contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)) ?? "",
+    page: "README.md")
 
 /// The examples of one page: in each ```console block (indented as its fence is), a line that
 /// starts `$ resumedata ` and the lines up to the next such line or the fence.
