@@ -89,6 +89,8 @@ def archive_objects(archive):
     if objects[0] != "$null":
         raise Malformed("$objects[0] is not $null")
     root = top.get(ROOT_KEY)
+    if root is None and "root" in top:
+        raise Unhealthy("an archive under $top's root (the $N layout ours restores)")
     if not isinstance(root, plistlib.UID) or not 0 < root.data < len(objects):
         raise Malformed("$top has no NSKeyedArchiveRootObjectKey in range")
     return objects, root.data

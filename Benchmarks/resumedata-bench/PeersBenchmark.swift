@@ -26,8 +26,9 @@ enum PeersBenchmark {
     Benchmarks/peers/plist-peer.c) and by plistlib (loads / dumps, Benchmarks/peers/plistlib_peer.py),
     each timed the same way: best of --rounds rounds of at least --round-time seconds, no round
     started after 5 s. Ops/s for small-4KB, MB/s of the input for large-10MB. Before timing, the
-    three readers' value counts are compared. For small-4KB, instructions per call by callgrind
-    (--callgrind-calls calls less none); the large input is timed only.
+    three readers' value counts are compared. Instructions per call by callgrind: on small-4KB,
+    --callgrind-calls calls less none; on large-10MB, one call less none, ours and libplist only
+    (a call of plistlib's would take minutes under callgrind).
 
     batch: --records records of each blob kind a Python script can handle as ours does (a healthy
     keyed v5 blob and a v2 XML blob, --target ios13+: diagnosed, written back untouched) in a file,
@@ -158,6 +159,8 @@ enum PeersBenchmark {
   struct Peer {
     var name: String
     var command: [String]
+    /// Whether callgrind counts its calls on the large input too.
+    var countsLarge: Bool
   }
 
   static func runPlist(_ options: Options, directory: URL, counter: Callgrind) -> Int32 {
@@ -170,14 +173,15 @@ enum PeersBenchmark {
     }
     var peers: [Peer] = []
     if let libplist = options.libplist {
-      peers.append(Peer(name: "libplist", command: [libplist]))
+      peers.append(Peer(name: "libplist", command: [libplist], countsLarge: true))
     } else {
       print("# plist: libplist not measured (no --libplist)")
     }
     peers.append(
       Peer(
         name: "plistlib",
-        command: [options.python, options.peersDirectory + "/plistlib_peer.py"]))
+        command: [options.python, options.peersDirectory + "/plistlib_peer.py"],
+        countsLarge: false))
     let timing = options.timing
     print(
       "# plist: best of \(timing.rounds) rounds of at least \(timing.roundTime) s each; ratio ="
@@ -220,16 +224,19 @@ enum PeersBenchmark {
         if operation == "decode" {
           verify(input, values: values, theirs)
         }
-        // Instructions on the small input only: a call on the large one is a second or more of
-        // Python, some minutes under callgrind.
-        let counted = counter.missing == nil && input.rate.isPerSecond
-        let calls = options.callgrindCalls
+        // Instructions: on the small input, over many calls; on the large one, of one call, and
+        // not Python's (a call is a second or more, some minutes under callgrind).
+        let small = input.rate.isPerSecond
+        let calls = small ? options.callgrindCalls : 1
+        let countedPeers = Set(
+          peers.filter { counter.missing == nil && (small || $0.countsLarge) }.map(\.name))
         let ourCount =
-          counted
-          ? counter.perRecord(
+          countedPeers.isEmpty
+          ? nil
+          : counter.perRecord(
             ["plist-calls"] + arguments, records: calls, file: nil, executable: counter.bench)
-          : nil
         for (peer, result) in theirs {
+          let counted = countedPeers.contains(peer.name)
           let theirCount =
             counted
             ? counter.perRecord(
@@ -245,9 +252,11 @@ enum PeersBenchmark {
           if let ourCount, let theirCount {
             line += String(
               format: "   instructions/call: ours %@, %@ %@, ratio %.2fx",
-              thousands(ourCount), peer.name, thousands(theirCount), theirCount / ourCount)
+              count(ourCount), peer.name, count(theirCount), theirCount / ourCount)
           } else if counted {
             line += "   instructions not counted (a callgrind run failed)"
+          } else if counter.missing == nil {
+            line += "   instructions not counted (minutes under callgrind)"
           }
           print(line)
         }
@@ -288,9 +297,10 @@ enum PeersBenchmark {
     }
   }
 
-  /// A count in thousands: `12.3K`.
-  static func thousands(_ count: Double) -> String {
-    String(format: "%.1fK", count / 1000)
+  /// A count in thousands or millions: `12.3K`, `536.2M`.
+  static func count(_ count: Double) -> String {
+    count < 10_000_000
+      ? String(format: "%.1fK", count / 1000) : String(format: "%.1fM", count / 1_000_000)
   }
 
   /// Why a peer gave no time.
