@@ -38,7 +38,8 @@ gcc -O2 -Wall -Wextra -Werror -o "$work/plist-peer" Benchmarks/peers/plist-peer.
   $(pkg-config --cflags --libs libplist-2.0) -lm
 # The interpreter itself, not a launcher script (callgrind would count the launcher).
 python=$("$python" -c 'import sys; print(sys.executable)')
-echo "# machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores," \
+cpu() { sed -n "s/^$1[[:space:]]*: //p" /proc/cpuinfo | head -1; }
+echo "# machine: $(cpu 'model name') (family $(cpu 'cpu family'), model $(cpu model)), $(nproc) cores," \
   "$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -sr)"
 echo "# versions: libplist $(pkg-config --modversion libplist-2.0) (Debian $(dpkg-query -W -f '${Version}' libplist-dev 2>/dev/null || echo '?')," \
   "gcc -O2), $("$python" -c 'import platform; print(platform.python_implementation(), platform.python_version())')" \

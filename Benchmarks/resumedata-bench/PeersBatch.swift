@@ -27,7 +27,7 @@ extension PeersBenchmark {
     let ours = [options.tool, "batch", "--target", "ios13+", "--jobs", "1"]
     let theirs = [options.python, pipeline]
     let records = options.records
-    print(
+    say(
       "# batch: \(grouped(Double(records))) records of a kind in a file, each side reading it in a"
         + " process of its own (whole runs, the fastest of \(options.repeats), taking turns),"
         + " output to /dev/null; ratio = ours / peer (rates), peer / ours (CPU, instructions)")
@@ -50,7 +50,7 @@ extension PeersBenchmark {
       startOurs = min(startOurs, mine.wall)
       startTheirs = min(startTheirs, peer.wall)
     }
-    print(
+    say(
       String(
         format: "# batch: a run's start (no records): ours %.1f ms, plistlib pipeline %.1f ms",
         startOurs * 1000, startTheirs * 1000))
@@ -73,7 +73,7 @@ extension PeersBenchmark {
       }
       let same = FileManager.default.contentsEqual(
         atPath: ourOutput.path, andPath: theirOutput.path)
-      print(
+      say(
         same && mine.status == 0 && peer.status == 0
           ? "✓ batch \(kind.name): the plistlib pipeline's \(grouped(Double(checked))) result lines"
             + " are byte for byte ours"
@@ -126,9 +126,9 @@ extension PeersBenchmark {
       if let mineCount = counts[0], let theirCount = counts[1] {
         text += String(format: ", instructions %.1fx", theirCount / mineCount)
       }
-      print(text + ")")
+      say(text + ")")
       if mineFastest.status != 0 || theirFastest.status != 0 {
-        print(
+        say(
           "✗ batch \(kind.name): exit status ours \(mineFastest.status), the pipeline's"
             + " \(theirFastest.status)")
       }
