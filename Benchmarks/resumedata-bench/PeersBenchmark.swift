@@ -121,6 +121,16 @@ enum PeersBenchmark {
     if !options.python.contains("/"), let found = Callgrind.executable(options.python) {
       options.python = found
     }
+    for script in ["plistlib_peer.py", "plistlib_pipeline.py"]
+    where !FileManager.default.fileExists(atPath: options.peersDirectory + "/" + script) {
+      printError("Error: \(options.peersDirectory)/\(script): not found (see --peers-dir)")
+      return 66
+    }
+    for program in [options.python, options.tool] + (options.libplist.map { [$0] } ?? [])
+    where !FileManager.default.isExecutableFile(atPath: program) {
+      printError("Error: \(program): not an executable")
+      return 66
+    }
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "resumedata-peers-\(getpid())")
     defer { try? FileManager.default.removeItem(at: directory) }
