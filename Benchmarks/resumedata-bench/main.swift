@@ -38,6 +38,10 @@ enum Usage {
       download                The same file fetched by curl, by a bare URLSession task
                               (the floor) and by resumedata download: wall time, CPU
                               time and peak RSS (see download-bench.sh).
+      peers                   The plist inputs and two batch kinds, ours beside libplist
+                              and Python's plistlib on the same bytes in one run (see
+                              peers-bench.sh, which builds the peers).
+      plist-inputs DIRECTORY  Writes the inputs of 'plist' to files, for other programs.
 
     OPTIONS:
       -h, --help              Show help information.
@@ -104,6 +108,13 @@ func runMain(_ arguments: [String]) -> Int32 {
     return DownloadBenchmark.run(rest)
   case "batch":
     return BatchBenchmark.run(rest)
+  case "peers":
+    return PeersBenchmark.run(rest)
+  case "plist-inputs":
+    return PeerInputs.runInputs(rest)
+  case "plist-calls":
+    // Not in the help: `peers` runs it under callgrind to count our side of a plist line.
+    return PeerInputs.runCalls(rest)
   case "batch-floor":
     // Not in the help: `batch` runs it under callgrind to count a floor's instructions.
     return BatchKinds.runFloor(rest)
