@@ -8,7 +8,9 @@
 # 1. Rate-limited servers, as real downloads are network-bound: nginx holds every connection to
 #    1 MB/s (a 16 MiB file) and to 8 MB/s (64 MiB), fetched over one connection by curl,
 #    `aria2c -x1`, ours on each engine and a bare URLSession data task that discards every chunk
-#    (Benchmarks/urlsession-floor: the floor under anything built on URLSession); then over four by
+#    (Benchmarks/urlsession-floor: the floor under anything built on URLSession), curl then
+#    `sync FILE` (cursyn) and curl then `openssl dgst -sha256 FILE` and `sync FILE` (curdig: curl
+#    handing over what ours does by default, a flushed file and its digest); then over four by
 #    `aria2c -x4 -s4` (and `-k 1M`, its pieces as small as ours) and ours.
 # 2. A 64 MiB file whose every connection nginx holds to 4 MiB/s (`--rate`), over 4 and 16
 #    connections (curl over one beside them).
@@ -81,7 +83,7 @@ if [ "$rates" = 1 ]; then
     echo "# rate-limited: nginx limit_rate ${limited%%/*} per connection, ${limited#*/}"
     "$bin/resumedata-bench" download --url "http://127.0.0.1:$port/$limited" --tool "$bin/resumedata" \
       --aria2 "$(command -v aria2c)" --floor "$work/urlsession-floor" "${engines[@]}" --start-cost \
-      --rounds 1 --output-dir "$work/out"
+      --sync-floor --rounds 1 --output-dir "$work/out"
     "$bin/resumedata-bench" download --url "http://127.0.0.1:$port/$limited" --tool "$bin/resumedata" \
       --aria2 "$(command -v aria2c)" --connections 4 "${engines[@]}" --start-cost \
       --rounds 1 --output-dir "$work/out"

@@ -41,9 +41,11 @@ enum DownloadBenchmark {
       --engine <name>         Run ours with `--engine NAME` (repeatable): curl is the line
                               `ours`, urlsession `oursus` (default: ours once, on its default
                               engine).
-      --sync-floor            Also run curl followed by `sync FILE` (curlsync): the floor under a
+      --sync-floor            Also run curl followed by `sync FILE` (cursyn): the floor under a
                               download that, as ours does, flushes the file to disk before it
-                              is done (curl leaves it in the page cache).
+                              is done (curl leaves it in the page cache); and curl followed by
+                              `openssl dgst -sha256 FILE` and `sync FILE` (curdig): what curl
+                              costs to hand over what ours does by default, less its state.
       --start-cost            Also run `resumedata --version` five times (the line `start`: what
                               the process costs before it downloads anything), and give ours'
                               CPU time without it beside curl's and aria2's.
@@ -166,6 +168,7 @@ enum DownloadBenchmark {
       }
       let floorOutput = outputDirectory.appendingPathComponent("floorw-\(name)").path
       let syncedOutput = outputDirectory.appendingPathComponent("curlsync-\(name)").path
+      let digestedOutput = outputDirectory.appendingPathComponent("curldig-\(name)").path
       if syncFloor {
         contenders.append(
           (
@@ -173,6 +176,17 @@ enum DownloadBenchmark {
             [
               "/bin/sh", "-c", "/usr/bin/curl -sS -o \"$1\" \"$2\" && sync \"$1\"", "sh",
               syncedOutput, url,
+            ]
+          ))
+        // What curl costs to hand over what ours does by default: the file on disk and its
+        // SHA-256 (OpenSSL's, the libcrypto ours uses), though never a crash-safe state.
+        contenders.append(
+          (
+            "curdig",
+            [
+              "/bin/sh", "-c",
+              "/usr/bin/curl -sS -o \"$1\" \"$2\" && openssl dgst -sha256 \"$1\" && sync \"$1\"",
+              "sh", digestedOutput, url,
             ]
           ))
       }
@@ -288,7 +302,9 @@ enum DownloadBenchmark {
         }
         try? FileManager.default.removeItem(atPath: theirs)
         try? FileManager.default.removeItem(atPath: ours)
-        for path in viaAria2 + oursOutputs + [floorOutput, oursBare, syncedOutput, oursLean] {
+        for path in viaAria2 + oursOutputs + [
+          floorOutput, oursBare, syncedOutput, digestedOutput, oursLean,
+        ] {
           try? FileManager.default.removeItem(atPath: path)
         }
         if !ok { break }
@@ -302,7 +318,8 @@ enum DownloadBenchmark {
       }
       let pairs = [
         ("ours", "curl"), ("oursus", "curl"), ("ours", "cursyn"), ("oursnd", "cursyn"),
-        ("cursyn", "curl"), ("floor", "curl"), ("ours", "floor"),
+        ("cursyn", "curl"), ("curdig", "curl"), ("ours", "curdig"), ("floor", "curl"),
+        ("ours", "floor"),
         ("oursus", "floor"), ("ours", "floorw"),
         ("oursnd", "floor"), ("oursnd", "floorw"), ("floorw", "floor"),
         ("aria2", "curl"),
@@ -322,7 +339,7 @@ enum DownloadBenchmark {
       if let start {
         for (top, bottom) in [
           ("ours", "curl"), ("oursnd", "curl"), ("oursnp", "curl"), ("oursus", "curl"),
-          ("ours", "aria2"),
+          ("ours", "curdig"), ("ours", "aria2"),
           ("ours", "aria2k"), ("oursus", "aria2"), ("oursus", "aria2k"),
         ] {
           guard let over = best[top], let under = best[bottom] else { continue }

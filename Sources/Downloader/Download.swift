@@ -673,16 +673,22 @@ public actor Download {
     }
   }
 
-  /// How often the watchdog looks at a running transfer: progress (every quarter second), stalls,
-  /// the state file. Each look wakes two threads; at a few per second they cost nothing beside
-  /// the transfer (every 100 ms, as before December 7, they cost a curl-engine download at 1 MB/s
-  /// more CPU than its bytes did).
-  static let watchInterval: Duration = .milliseconds(250)
+  /// How often the watchdog looks at a running transfer: progress, stalls, the state file
+  /// (`DownloadConfiguration.progressInterval` says which interval wins). Each look wakes two
+  /// threads: at a few per second they cost nothing beside a fast transfer, but at 1 MB/s over the
+  /// curl engine four a second cost about as much CPU as the bytes themselves.
+  var watchInterval: Duration {
+    max(
+      .milliseconds(50),
+      min(
+        configuration.progressInterval, configuration.persistInterval,
+        configuration.stallTimeout / 4))
+  }
 
   /// Runs beside a segmented run: stalled connections, progress, the state file.
   private func watchSegments(_ fetcher: SegmentFetcher, _ book: SegmentBook) async {
     while !Task.isCancelled {
-      try? await Task.sleep(for: Self.watchInterval)
+      try? await Task.sleep(for: watchInterval)
       if Task.isCancelled { return }
       fetcher.failStalled(after: configuration.stallTimeout)
       learnSegments()
@@ -757,7 +763,7 @@ public actor Download {
     while !Task.isCancelled {
       // Backpressure needs no watching (the delegate queue holds URLSession back, libcurl waits
       // for its handler).
-      try? await Task.sleep(for: Self.watchInterval)
+      try? await Task.sleep(for: watchInterval)
       if Task.isCancelled { return }
       if ContinuousClock.now - transfer.lastByte > configuration.stallTimeout {
         transfer.stop(
@@ -781,8 +787,10 @@ public actor Download {
       let elapsed =
         Double((now - last.instant).components.attoseconds) / 1e18
         + Double((now - last.instant).components.seconds)
-      // A little under the watchdog's quarter second, so that a late tick still reports.
-      guard elapsed >= 0.2, bytes != last.bytes || elapsed >= 1 else { return }
+      // A little under the watchdog's interval, so that a late tick still reports.
+      let interval = configuration.progressInterval.components
+      let due = 0.8 * (Double(interval.seconds) + Double(interval.attoseconds) / 1e18)
+      guard elapsed >= due, bytes != last.bytes || elapsed >= max(1, due) else { return }
       let instant = Double(bytes - last.bytes) / elapsed
       // A moving average smooths the bursts of a network that delivers in chunks.
       speed = speed == 0 ? instant : 0.7 * speed + 0.3 * instant

@@ -18,6 +18,13 @@ public struct DownloadConfiguration: Sendable {
   /// continues from the partial file's length, which the kernel keeps). Each time costs two
   /// `fsync`s and a new state file.
   public var persistInterval: Duration = .seconds(1)
+  /// How often a running download reports `DownloadEvent.progress` (CLI: a quarter second when
+  /// standard error is a terminal, else a second). The watchdog that reports it also looks for
+  /// stalls and brings the state file up to date: it wakes at the shortest of this,
+  /// `persistInterval` and a quarter of `stallTimeout` (never more often than every 50 ms), and
+  /// each look wakes two threads, which on a slow download costs more CPU than its bytes do. A
+  /// caller that shows no progress bar sets a second or more.
+  public var progressInterval: Duration = .milliseconds(250)
   /// A download with no byte for this long is treated as a lost connection (URLSession's resource
   /// timeout is not enforced on Linux).
   public var stallTimeout: Duration = .seconds(30)

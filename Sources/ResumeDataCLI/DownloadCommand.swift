@@ -211,7 +211,7 @@ enum DownloadCommand {
     else {
       throw .usage("download needs one URL")
     }
-    var (destination, configuration) = try setUp(parsed, defaultDirectory: nil)
+    var (destination, configuration) = try setUp(parsed, defaultDirectory: nil, streams: streams)
     if let partial { configuration.temporaryDirectory = partial.file.deletingLastPathComponent() }
     var check: ProbeVerdict?
     // Run again with the same state directory, a download continues from what it persisted.
@@ -257,7 +257,8 @@ enum DownloadCommand {
     let decoded = try ResumeInput.decode(blob, file: path)
     let blobDirectory =
       path == "-" ? nil : URL(fileURLWithPath: path).deletingLastPathComponent()
-    let (destination, configuration) = try setUp(parsed, defaultDirectory: blobDirectory)
+    let (destination, configuration) = try setUp(
+      parsed, defaultDirectory: blobDirectory, streams: streams)
     let download: Download
     do {
       download = try Download(
@@ -271,9 +272,9 @@ enum DownloadCommand {
   }
 
   /// The destination and configuration from the shared options.
-  private static func setUp(_ parsed: Arguments, defaultDirectory: URL?) throws(CommandError) -> (
-    URL, DownloadConfiguration
-  ) {
+  private static func setUp(
+    _ parsed: Arguments, defaultDirectory: URL?, streams: Streams
+  ) throws(CommandError) -> (URL, DownloadConfiguration) {
     guard let output = parsed.output, output != "-" else {
       throw .usage("-o FILE is required (the download is written to a file)")
     }
@@ -299,6 +300,9 @@ enum DownloadCommand {
       if let path = parsed.value(option) { try Files.requireDirectory(path, option: option) }
     }
     var configuration = DownloadConfiguration(temporaryDirectory: temporaryDirectory)
+    // Off a terminal a line is printed every 5 s: progress four times a second would only wake
+    // threads.
+    if !streams.standardErrorIsTerminal { configuration.progressInterval = .seconds(1) }
     configuration.stateFile = stateDirectory.appendingPathComponent(
       destination.lastPathComponent + ".resumedata")
     if let name = parsed.value("--digest") {
