@@ -320,7 +320,9 @@ public actor Download {
         transfer = Self.makeTransfer(
           record: record, eventSink: eventSink, file: file,
           expectation: .init(
-            offset: offset, sentRange: offset > 0, knownTotal: total, lengthCheck: checking),
+            offset: offset, sentRange: offset > 0, knownTotal: total, lengthCheck: checking,
+            ifRangeTag: offset > 0 ? strongTag : nil,
+            ifRangeDate: offset > 0 && strongTag == nil ? record.lastModified : nil),
           rangeHeaders: rangeHeaders)
         self.transfer = transfer
         let watchdog = Task { await self.watch(transfer) }

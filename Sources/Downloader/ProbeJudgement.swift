@@ -235,7 +235,7 @@ struct ProbeJudgement {
     if let wrong = first(.wrongIfRange), wrong.status == 206 {
       add(
         "if-range-ignored", .warning,
-        "Range with If-Range: \(wrong.sentHeader("If-Range") ?? "") (a validator the server never gave) was answered 206: the server ignores If-Range, so a changed file would be spliced by clients that trust it (Apple's loaders, this toolkit)"
+        "Range with If-Range: \(wrong.sentHeader("If-Range") ?? "") (a validator the server never gave) was answered 206: the server ignores If-Range, so a changed file would be spliced by clients that trust it (Apple's loaders; this toolkit's downloader unless the 206 names the validator)"
       )
     }
     if let good = first(.ifRange), good.status == 206, good.contentRange == middle.contentRange,
@@ -445,8 +445,25 @@ struct ProbeJudgement {
         "restarts from zero: \(answer.map { "Range\(code == "if-range-not-honoured" ? " with If-Range" : "") was answered \(Self.statusText($0.status))" } ?? code)"
       )
     }
-    return resumed(
-      .resumedata, answer: first(.ifRange), validator: validator, splices: conditionalSplices)
+    var verdict = resumed(
+      .resumedata, answer: first(.ifRange), validator: validator, splices: downloaderSplices)
+    if has("if-range-ignored"), !downloaderSplices, verdict.outcome == .resumes {
+      verdict.summary +=
+        "; the server ignores If-Range, but its 206 names the validator, which this downloader compares with the one it sent (a changed file starts over)"
+    }
+    return verdict
+  }
+
+  /// Whether this toolkit's downloader would splice a changed file. It compares the validator a
+  /// 206 carries with the one it sent as If-Range, so a server that ignores If-Range but names its
+  /// validator in the 206 (as nginx and Apache do) is caught; unstable answers under one
+  /// validator are not.
+  private var downloaderSplices: Bool {
+    if has("length-unstable") || has("content-unstable") { return true }
+    guard has("if-range-ignored") else { return false }
+    guard let plain = first(.plain), let answer = first(.wrongIfRange) else { return true }
+    if let tag = plain.entityTag, !tag.hasPrefix("W/") { return answer.entityTag == nil }
+    return answer.lastModified == nil
   }
 
   private func rangeOnlyVerdict(_ consumer: ProbeConsumer, _ plain: ProbeResponse) -> ProbeVerdict {

@@ -38,6 +38,10 @@ final class Transfer: ExchangeHandler, @unchecked Sendable {
     /// 416 that did not say it: a 206 naming the partial file's length completes it, a 200 (the
     /// file changed) is the new file.
     var lengthCheck = false
+    /// The strong ETag sent as `If-Range`, when one was.
+    var ifRangeTag: String? = nil
+    /// The Last-Modified date sent as `If-Range`, when no ETag was.
+    var ifRangeDate: String? = nil
   }
 
   /// What the responses told, for the next request and the resume data.
@@ -277,6 +281,9 @@ final class Transfer: ExchangeHandler, @unchecked Sendable {
           .end(.restart("the file is now \(total) bytes long, not \(known)")), contentRange.total
         )
       }
+      if let changed = changedValidator(response) {
+        return (.end(.restart(changed)), nil)
+      }
       return (.write(restart: nil), contentRange.total)
     case 200:
       let total = response.header("Content-Length").flatMap { Int64($0) }
@@ -333,6 +340,7 @@ final class Transfer: ExchangeHandler, @unchecked Sendable {
     guard let total else {
       return (.end(.restart("the server names no length for the file (416, then no length)")), nil)
     }
+    if let changed = changedValidator(response) { return (.end(.restart(changed)), nil) }
     if total == expectation.offset { return (.end(.alreadyComplete), total) }
     return (
       .end(
@@ -340,6 +348,24 @@ final class Transfer: ExchangeHandler, @unchecked Sendable {
           "the server cannot satisfy bytes=\(expectation.offset)- (416) of a file of \(total) bytes"
         )), nil
     )
+  }
+
+  /// Why a 206 is not the rest of the partial file, when it carries a validator other than the
+  /// one sent as `If-Range`: a server that ignores If-Range answers a changed file with its new
+  /// bytes, and appending them would splice two versions. A 206 without the validator passes (a
+  /// server need not repeat it).
+  private func changedValidator(_ response: TransportResponse) -> String? {
+    if let sent = expectation.ifRangeTag, let tag = response.header("ETag"), tag != sent {
+      return
+        "the 206 response carries ETag \(tag), not \(sent): the file changed and the server ignored If-Range"
+    }
+    if let sent = expectation.ifRangeDate, let date = response.header("Last-Modified"),
+      date != sent
+    {
+      return
+        "the 206 response carries Last-Modified \(date), not \(sent): the file changed and the server ignored If-Range"
+    }
+    return nil
   }
 
   /// Records how the exchange ends; the first decision wins. The caller is resumed only from the

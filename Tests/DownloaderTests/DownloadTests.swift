@@ -309,6 +309,55 @@ struct DownloadTests {
     #expect(server.requests(path: "/file").last?.header("If-Range") == sourceTag)
   }
 
+  @Test(
+    "A file replaced while the server ignores If-Range: its 206 carries the new validator, and the download starts over, never spliced",
+    arguments: [
+      (sourceTag as String?, "\"v2\"" as String?, "ETag"),
+      (nil, nil, "Last-Modified"),
+    ])
+  func replacedBehindIgnoredIfRange(
+    tag: String?, newTag: String?, validator: String
+  ) async throws {
+    let server = try sourceServer(stallingServer)
+    defer { server.stop() }
+    server.serve(path: "/file", body: sourceBytes, etag: tag, lastModified: sourceModified)
+    server.setFaults(path: "/file", [.stall(afterBytes: 300_000)])
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var configuration = scratch.configuration()
+    configuration.stallTimeout = patience
+    let first = try Download(
+      url: server.baseURL.appendingPathComponent("file"), destination: scratch.file("out"),
+      configuration: configuration)
+    async let paused = runCollecting(first)
+    await pause(first, after: 300_000)
+    guard case (.paused(let resumeData), _) = await paused else {
+      Issue.record("expected a pause")
+      return
+    }
+    server.setFaults(path: "/file", [.ignoreIfRange])
+    let newDate = "Mon, 07 Nov 1994 08:49:37 GMT"
+    server.serve(path: "/file", body: replacedBytes, etag: newTag, lastModified: newDate)
+    let second = try Download(
+      resumeData: resumeData, destination: scratch.file("out"), configuration: configuration)
+    let (result, events) = await runCollecting(second)
+    #expect(result == .completed(file: scratch.file("out"), digest: sha256(replacedBytes)))
+    #expect(firstDifference(try Data(contentsOf: scratch.file("out")), replacedBytes) == nil)
+    let sent = tag ?? sourceModified
+    let received = newTag ?? newDate
+    let reasons = milestones(events).compactMap { event -> String? in
+      if case .restarted(let reason) = event { reason } else { nil }
+    }
+    #expect(
+      reasons == [
+        "the 206 response carries \(validator) \(received), not \(sent): the file changed and the server ignored If-Range"
+      ])
+    // The continuation was answered 206 (If-Range ignored), then the file fetched whole.
+    let requests = server.requests(path: "/file").suffix(2)
+    #expect(requests.map { $0.header("If-Range") } == [sent, nil])
+    #expect(requests.map { $0.header("Range") != nil } == [true, false])
+  }
+
   @Test("A partial file that is already whole completes on the server's 416")
   func alreadyComplete() async throws {
     let server = try sourceServer()

@@ -71,7 +71,7 @@ let probeCases: [ProbeCase] = [
   ProbeCase(
     name: "If-Range ignored", setUp: serve(faults: [.ignoreIfRange]),
     findings: ["if-range-ignored"], outcomes: allResume,
-    reasons: [["if-range-ignored"], ["if-range-ignored"], ["if-range-ignored"], [], []]),
+    reasons: [["if-range-ignored"], ["if-range-ignored"], [], [], []]),
   ProbeCase(
     name: "416 to every range", setUp: serve(faults: [.refuseRanges]),
     findings: ["ranges-refused"],
@@ -450,5 +450,26 @@ struct ProbeJudgementTests {
     if judgedCase.findings == ["content-unstable"] || judgedCase.findings == ["length-unstable"] {
       #expect(verdicts.map(\.splicesChangedFile) == [true, true, true, true, true])
     }
+  }
+
+  @Test(
+    "If-Range ignored: this downloader would splice a changed file only when the 206 names no validator",
+    arguments: [(true, false), (false, true)])
+  func ifRangeIgnored(validatorIn206: Bool, splices: Bool) {
+    let wrongAnswer = validatorIn206 ? part : part.filter { $0.0 != "ETag" }
+    let responses = [
+      judged(.plain, 200, whole), judged(.rangeMiddle, 206, part, body: "abc"),
+      judged(.ifRange, 206, part, body: "abc"),
+      judged(.wrongIfRange, 206, wrongAnswer, body: "abc"),
+      judged(.defaultEncoding, 200, whole), judged(.defaultEncodingIfRange, 206, part),
+    ]
+    let (findings, verdicts) = Probe.judge("http://h.example/f", responses: responses)
+    #expect(findings.map(\.code) == ["if-range-ignored"])
+    #expect(verdicts.map(\.outcome) == [.resumes, .resumes, .resumes, .resumes, .resumes])
+    #expect(verdicts.map(\.splicesChangedFile) == [true, true, splices, true, true])
+    #expect(verdicts[2].reasons == (splices ? ["if-range-ignored"] : []))
+    #expect(
+      verdicts[2].summary.hasSuffix(
+        "this downloader compares with the one it sent (a changed file starts over)") == !splices)
   }
 }
