@@ -264,8 +264,21 @@ enum DownloadBenchmark {
               + (connections > 1 ? ["--connections", "\(connections)"] : [])
           ))
       }
+      // Each tool's file is compared with curl's as soon as it has run, then deleted: a round
+      // keeps one file beside curl's, not nine, and every tool writes into memory the one before
+      // it freed (on this VM, a file written into memory the kernel has not touched for a while
+      // can cost several times the system time).
+      var outputOf: [String: String] = [
+        "cursyn": syncedOutput, "curdig": digestedOutput, "floorw": floorOutput, "ours": ours,
+        "oursus": outputDirectory.appendingPathComponent("oursus-\(name)").path,
+        "oursck": oursChecked, "oursnd": oursBare, "oursnp": oursLean,
+      ]
+      for (label, path) in zip(aria2Labels, viaAria2) { outputOf[label] = path }
+      let compared = Set(aria2Labels + ["ours", "oursus", "oursck", "oursnd", "oursnp"])
       var best = [String: Usage]()
+      var size: Int64?
       for round in 1...rounds {
+        var same = true
         for contender in contenders {
           // The last one's file is on disk before this one starts: writing it back would
           // otherwise compete with whoever runs next.
@@ -275,25 +288,23 @@ enum DownloadBenchmark {
             return 1
           }
           best[contender.label] = best[contender.label].map { $0.merged(with: usage) } ?? usage
-        }
-        let ok =
-          FileManager.default.contentsEqual(atPath: theirs, andPath: ours)
-          && (aria2 == nil
-            || viaAria2.allSatisfy {
-              FileManager.default.contentsEqual(atPath: theirs, andPath: $0)
-            })
-          && (floor == nil || FileManager.default.contentsEqual(atPath: theirs, andPath: oursBare))
-          && (floor == nil || FileManager.default.contentsEqual(atPath: theirs, andPath: oursLean))
-          && oursOutputs.allSatisfy {
-            FileManager.default.contentsEqual(atPath: theirs, andPath: $0)
+          guard let output = outputOf[contender.label] else { continue }
+          if contender.label == "ours" {
+            size =
+              ((try? FileManager.default.attributesOfItem(atPath: ours))?[.size]
+              as? NSNumber)?.int64Value
           }
-          && best.values.allSatisfy { $0.status == 0 }
+          if compared.contains(contender.label) {
+            same = same && FileManager.default.contentsEqual(atPath: theirs, andPath: output)
+          }
+          try? FileManager.default.removeItem(atPath: output)
+        }
+        let ok = same && best.values.allSatisfy { $0.status == 0 }
         failed = failed || !ok
         if round == rounds || !ok {
-          let size = (try? FileManager.default.attributesOfItem(atPath: ours))?[.size] as? NSNumber
           let statuses = contenders.map { "\($0.label) \(best[$0.label]?.status ?? -1)" }
           print(
-            "# download \(name): \(size.map { "\($0.int64Value) bytes" } ?? "?"), "
+            "# download \(name): \(size.map { "\($0) bytes" } ?? "?"), "
               + "\(rounds) round\(rounds == 1 ? "" : "s"); "
               + (ok
                 ? "✓ ours\(aria2 == nil ? "" : ", aria2, aria2k") and curl wrote the same bytes"
@@ -301,12 +312,6 @@ enum DownloadBenchmark {
                 : "✗ outputs differ or a tool failed (\(statuses.joined(separator: ", ")))"))
         }
         try? FileManager.default.removeItem(atPath: theirs)
-        try? FileManager.default.removeItem(atPath: ours)
-        for path in viaAria2 + oursOutputs + [
-          floorOutput, oursBare, syncedOutput, digestedOutput, oursLean,
-        ] {
-          try? FileManager.default.removeItem(atPath: path)
-        }
         if !ok { break }
       }
       for contender in contenders {
