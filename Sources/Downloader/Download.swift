@@ -677,8 +677,9 @@ public actor Download {
 
   /// How often the watchdog looks at a running transfer: progress, stalls, the state file
   /// (`DownloadConfiguration.progressInterval` says which interval wins). Each look wakes two
-  /// threads: at a few per second they cost nothing beside a fast transfer, but at 1 MB/s over the
-  /// curl engine four a second cost about as much CPU as the bytes themselves.
+  /// threads: beside a fast transfer that costs nothing, but at 1 MB/s over the curl engine four
+  /// looks a second instead of one cost about 10 ms of CPU in 15 s, a third of what curl spends
+  /// on the whole transfer.
   var watchInterval: Duration {
     max(
       .milliseconds(50),

@@ -22,8 +22,8 @@ public struct DownloadConfiguration: Sendable {
   /// standard error is a terminal, else a second). The watchdog that reports it also looks for
   /// stalls and brings the state file up to date: it wakes at the shortest of this,
   /// `persistInterval` and a quarter of `stallTimeout` (never more often than every 50 ms), and
-  /// each look wakes two threads, which on a slow download costs more CPU than its bytes do. A
-  /// caller that shows no progress bar sets a second or more.
+  /// each look wakes two threads, a visible share of a slow download's CPU. A caller that shows
+  /// no progress bar sets a second or more.
   public var progressInterval: Duration = .milliseconds(250)
   /// A download with no byte for this long is treated as a lost connection (URLSession's resource
   /// timeout is not enforced on Linux).
