@@ -278,15 +278,13 @@ struct DownloadTests {
     #expect(lstat(fifo.path, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
   }
 
-  @Test("A file replaced with one of the same size is started over, never spliced")
-  func replacedFile() async throws {
-    let server = try sourceServer(stallingServer)
-    defer { server.stop() }
+  /// The resume data of a download of the server's `/file` paused once it holds 300,000 bytes
+  /// (the server stalls there), in `scratch`'s `out`; nil, with an issue recorded, when it did not
+  /// pause.
+  private func pausedDownload(
+    _ server: TestHTTPServer, _ scratch: Scratch, _ configuration: DownloadConfiguration
+  ) async throws -> Data? {
     server.setFaults(path: "/file", [.stall(afterBytes: 300_000)])
-    let scratch = try Scratch()
-    defer { scratch.remove() }
-    var configuration = scratch.configuration()
-    configuration.stallTimeout = patience
     let first = try Download(
       url: server.baseURL.appendingPathComponent("file"), destination: scratch.file("out"),
       configuration: configuration)
@@ -294,8 +292,20 @@ struct DownloadTests {
     await pause(first, after: 300_000)
     guard case (.paused(let resumeData), _) = await paused else {
       Issue.record("expected a pause")
-      return
+      return nil
     }
+    return resumeData
+  }
+
+  @Test("A file replaced with one of the same size is started over, never spliced")
+  func replacedFile() async throws {
+    let server = try sourceServer(stallingServer)
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var configuration = scratch.configuration()
+    configuration.stallTimeout = patience
+    guard let resumeData = try await pausedDownload(server, scratch, configuration) else { return }
     server.setFaults(path: "/file", [])
     server.serve(
       path: "/file", body: replacedBytes, etag: "\"v2\"",
@@ -321,20 +331,11 @@ struct DownloadTests {
     let server = try sourceServer(stallingServer)
     defer { server.stop() }
     server.serve(path: "/file", body: sourceBytes, etag: tag, lastModified: sourceModified)
-    server.setFaults(path: "/file", [.stall(afterBytes: 300_000)])
     let scratch = try Scratch()
     defer { scratch.remove() }
     var configuration = scratch.configuration()
     configuration.stallTimeout = patience
-    let first = try Download(
-      url: server.baseURL.appendingPathComponent("file"), destination: scratch.file("out"),
-      configuration: configuration)
-    async let paused = runCollecting(first)
-    await pause(first, after: 300_000)
-    guard case (.paused(let resumeData), _) = await paused else {
-      Issue.record("expected a pause")
-      return
-    }
+    guard let resumeData = try await pausedDownload(server, scratch, configuration) else { return }
     server.setFaults(path: "/file", [.ignoreIfRange])
     let newDate = "Mon, 07 Nov 1994 08:49:37 GMT"
     server.serve(path: "/file", body: replacedBytes, etag: newTag, lastModified: newDate)
