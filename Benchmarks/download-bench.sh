@@ -51,8 +51,8 @@ swift build -c release --product resumedata-bench >/dev/null
 bin="$(swift build -c release --show-bin-path)"
 work="$(mktemp -d /var/tmp/resumedata-dlbench.XXXXXX)"
 swiftc -O Benchmarks/urlsession-floor/main.swift -o "$work/urlsession-floor"
-port=$((20000 + RANDOM % 20000))
 . scripts/nginx.sh
+port=$(free_ports 1)
 trap 'stop_nginx "$work"; rm -rf "$work"' EXIT
 mkdir -p "$work/www/throttled" "$work/www/r1m" "$work/www/r8m"
 engines=(--engine curl --engine urlsession)

@@ -19,11 +19,11 @@ engine="$RESUMEDATA_ENGINE"
 echo "nginx-integration: engine $engine"
 
 work="$(mktemp -d /tmp/resumedata-nginx.XXXXXX)"
-port=$((20000 + RANDOM % 20000))
+. scripts/nginx.sh
+port=$(free_ports 3)
 tls_port=$((port + 1))
 python_port=$((port + 2))
 python_pid=""
-. scripts/nginx.sh
 trap 'stop_nginx "$work"; [ -n "$python_pid" ] && kill "$python_pid" 2>/dev/null; rm -rf "$work"' EXIT
 
 mkdir -p "$work/www/slow" "$work/www/slower" "$work/out"

@@ -8,9 +8,9 @@ cd "$(dirname "$0")/.."
 tool="${1:-.build/debug/resumedata}"
 
 work="$(mktemp -d /tmp/resumedata-nginx-probe.XXXXXX)"
-port=$((20000 + RANDOM % 20000))
-a=$((port + 1)); b=$((port + 2))
 . scripts/nginx.sh
+port=$(free_ports 3)
+a=$((port + 1)); b=$((port + 2))
 trap 'stop_nginx "$work"; rm -rf "$work"' EXIT
 
 mkdir -p "$work/www" "$work/a" "$work/b" "$work/out"
