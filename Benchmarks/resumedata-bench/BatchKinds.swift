@@ -129,16 +129,8 @@ enum BatchKinds {
       printError("Error: could not build the blobs of each kind: \(describe(error))")
       return 1
     }
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "resumedata-batch-kinds-\(getpid())")
+    guard let directory = scratchDirectory("resumedata-batch-kinds") else { return 1 }
     defer { try? FileManager.default.removeItem(at: directory) }
-    guard
-      (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true))
-        != nil
-    else {
-      printError("Error: could not create \(directory.path)")
-      return 1
-    }
     let counter = Callgrind(directory: directory, tool: tool)
     if let missing = counter.missing {
       print("# batch kinds: instructions not counted: \(missing)")
@@ -536,6 +528,21 @@ enum BatchKinds {
     guard let count, let floor, floor > 0 else { return "" }
     return String(format: "  %.2fx the floor", count / floor)
   }
+}
+
+/// A new directory of this process's own in the temporary directory (`NAME-PID`), for files a
+/// benchmark writes and removes; nil, having said why, when it cannot be made.
+func scratchDirectory(_ name: String) -> URL? {
+  let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "\(name)-\(getpid())")
+  guard
+    (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true))
+      != nil
+  else {
+    printError("Error: could not create \(directory.path)")
+    return nil
+  }
+  return directory
 }
 
 /// Instruction counts by callgrind, run on stripped copies of the tool and of this benchmark:

@@ -131,16 +131,8 @@ enum PeersBenchmark {
       printError("Error: \(program): not an executable")
       return 66
     }
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "resumedata-peers-\(getpid())")
+    guard let directory = scratchDirectory("resumedata-peers") else { return 1 }
     defer { try? FileManager.default.removeItem(at: directory) }
-    guard
-      (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true))
-        != nil
-    else {
-      printError("Error: could not create \(directory.path)")
-      return 1
-    }
     let counter = Callgrind(directory: directory, tool: options.tool)
     if let missing = counter.missing { say("# peers: instructions not counted: \(missing)") }
     let clock = ContinuousClock()

@@ -359,6 +359,28 @@ struct DownloadTests {
     #expect(requests.map { $0.header("Range") != nil } == [true, false])
   }
 
+  /// A download resumed from a v2 blob (ETag `tag`) whose partial file already holds every byte
+  /// of the server's `/file`.
+  private func wholePartialFile(
+    _ server: TestHTTPServer, _ scratch: Scratch, _ configuration: DownloadConfiguration,
+    tag: String
+  ) throws -> Download {
+    try FileManager.default.createDirectory(
+      at: configuration.temporaryDirectory, withIntermediateDirectories: true)
+    try sourceBytes.write(to: configuration.temporaryDirectory.appendingPathComponent("whole.tmp"))
+    let blob = try ResumeData(
+      building: [
+        ResumeDataKey.downloadURL: .string(
+          server.baseURL.appendingPathComponent("file").absoluteString),
+        ResumeDataKey.bytesReceived: .integer(.init(sourceBytes.count)),
+        ResumeDataKey.entityTag: .string(tag),
+        ResumeDataKey.tempFileName: .string("whole.tmp"),
+      ], as: .v2)
+    return try Download(
+      resumeData: try blob.encoded(), destination: scratch.file("out"), configuration: configuration
+    )
+  }
+
   @Test("A partial file that is already whole completes on the server's 416")
   func alreadyComplete() async throws {
     let server = try sourceServer()
@@ -366,20 +388,7 @@ struct DownloadTests {
     let scratch = try Scratch()
     defer { scratch.remove() }
     let configuration = scratch.configuration()
-    try FileManager.default.createDirectory(
-      at: configuration.temporaryDirectory, withIntermediateDirectories: true)
-    try sourceBytes.write(to: configuration.temporaryDirectory.appendingPathComponent("whole.tmp"))
-    let url = server.baseURL.appendingPathComponent("file").absoluteString
-    let blob = try ResumeData(
-      building: [
-        ResumeDataKey.downloadURL: .string(url),
-        ResumeDataKey.bytesReceived: .integer(.init(sourceBytes.count)),
-        ResumeDataKey.entityTag: .string(sourceTag),
-        ResumeDataKey.tempFileName: .string("whole.tmp"),
-      ], as: .v2)
-    let download = try Download(
-      resumeData: try blob.encoded(), destination: scratch.file("out"), configuration: configuration
-    )
+    let download = try wholePartialFile(server, scratch, configuration, tag: sourceTag)
     let (result, _) = await runCollecting(download)
     #expect(result == .completed(file: scratch.file("out"), digest: sha256(sourceBytes)))
     let requests = server.requests(path: "/file")
@@ -404,20 +413,7 @@ struct DownloadTests {
     let scratch = try Scratch()
     defer { scratch.remove() }
     let configuration = scratch.configuration()
-    try FileManager.default.createDirectory(
-      at: configuration.temporaryDirectory, withIntermediateDirectories: true)
-    try sourceBytes.write(to: configuration.temporaryDirectory.appendingPathComponent("whole.tmp"))
-    let blob = try ResumeData(
-      building: [
-        ResumeDataKey.downloadURL: .string(
-          server.baseURL.appendingPathComponent("file").absoluteString),
-        ResumeDataKey.bytesReceived: .integer(.init(sourceBytes.count)),
-        ResumeDataKey.entityTag: .string(tag),
-        ResumeDataKey.tempFileName: .string("whole.tmp"),
-      ], as: .v2)
-    let download = try Download(
-      resumeData: try blob.encoded(), destination: scratch.file("out"), configuration: configuration
-    )
+    let download = try wholePartialFile(server, scratch, configuration, tag: tag)
     let (result, events) = await runCollecting(download)
     #expect(result == .completed(file: scratch.file("out"), digest: sha256(sourceBytes)))
     #expect(firstDifference(try Data(contentsOf: scratch.file("out")), sourceBytes) == nil)
